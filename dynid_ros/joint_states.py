@@ -1,0 +1,50 @@
+"""A time series of joint states: the record that bags, simulators and estimators exchange."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class JointStateSeries:
+    """Joint states of ``n`` joints at ``N`` samples.
+
+    Attributes:
+        names: joint names, length n.
+        t: sample times [s], shape (N,); absolute (e.g. header stamps) or relative.
+        position: [rad or m], shape (N, n).
+        velocity: [rad/s or m/s], shape (N, n), or None if not recorded.
+        effort: [N m or N] (or motor current before ``--effort-scale``), shape (N, n), or None.
+        info: free-form notes from the reader (e.g. number of dropped samples).
+    """
+
+    names: list[str]
+    t: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray | None = None
+    effort: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    def select(self, names: list[str] | tuple[str, ...]) -> JointStateSeries:
+        """The same series restricted to (and reordered as) ``names``; all must be present."""
+        idx = [self.names.index(n) for n in names]
+        pick = (lambda a: None if a is None else a[:, idx])
+        return JointStateSeries(list(names), self.t, self.position[:, idx], pick(self.velocity),
+                                pick(self.effort), dict(self.info))
+
+    def window(self, start: float | None = None, end: float | None = None) -> JointStateSeries:
+        """Samples with ``start <= t - t[0] <= end`` (seconds from the first sample)."""
+        rel = self.t - self.t[0]
+        mask = np.ones(len(self), dtype=bool)
+        if start is not None:
+            mask &= rel >= start
+        if end is not None:
+            mask &= rel <= end
+        pick = (lambda a: None if a is None else a[mask])
+        return JointStateSeries(list(self.names), self.t[mask], self.position[mask], pick(self.velocity),
+                                pick(self.effort), dict(self.info))
