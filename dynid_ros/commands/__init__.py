@@ -1,0 +1,1 @@
+"""Subcommands of ``dynid``: thin argument parsing over typed core functions."""
