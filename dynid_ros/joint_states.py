@@ -33,9 +33,8 @@ class JointStateSeries:
     def select(self, names: list[str] | tuple[str, ...]) -> JointStateSeries:
         """The same series restricted to (and reordered as) ``names``; all must be present."""
         idx = [self.names.index(n) for n in names]
-        pick = (lambda a: None if a is None else a[:, idx])
-        return JointStateSeries(list(names), self.t, self.position[:, idx], pick(self.velocity),
-                                pick(self.effort), dict(self.info))
+        return JointStateSeries(list(names), self.t, self.position[:, idx], _pick(self.velocity, (slice(None), idx)),
+                                _pick(self.effort, (slice(None), idx)), dict(self.info))
 
     def window(self, start: float | None = None, end: float | None = None) -> JointStateSeries:
         """Samples with ``start <= t - t[0] <= end`` (seconds from the first sample)."""
@@ -45,6 +44,9 @@ class JointStateSeries:
             mask &= rel >= start
         if end is not None:
             mask &= rel <= end
-        pick = (lambda a: None if a is None else a[mask])
-        return JointStateSeries(list(self.names), self.t[mask], self.position[mask], pick(self.velocity),
-                                pick(self.effort), dict(self.info))
+        return JointStateSeries(list(self.names), self.t[mask], self.position[mask], _pick(self.velocity, mask),
+                                _pick(self.effort, mask), dict(self.info))
+
+
+def _pick(array: np.ndarray | None, index: object) -> np.ndarray | None:
+    return None if array is None else array[index]
