@@ -1,0 +1,50 @@
+"""Argument helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+from dynid_ros.errors import ConfigError
+
+
+def add_robot_arguments(parser: argparse.ArgumentParser, dh: bool = True) -> None:
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--urdf", help="robot description (.urdf or .urdf.xacro)")
+    if dh:
+        group.add_argument("--dh", help="DH table in YAML (convention: standard|modified, joints: [...])")
+    parser.add_argument("--joints", type=joint_list, help="identified joints, comma separated (default: the "
+                        "movable joints present in the data)")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, friction_default: str | None) -> None:
+    parser.add_argument("--friction", default=friction_default,
+                        help="per-joint friction terms: any of viscous,coulomb,offset, or none "
+                             f"(default: {friction_default or 'none'})")
+    parser.add_argument("--armature", action=argparse.BooleanOptionalAction, default=None,
+                        help="identify rotor inertia (armature) per joint")
+
+
+def joint_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected comma-separated joint names")
+    return names
+
+
+def float_list(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
+
+
+def pick(cli_value: object, config: dict, key: str, default: object) -> object:
+    """CLI value if given, else the config file's, else the default."""
+    if cli_value is not None:
+        return cli_value
+    return config.get(key, default)
+
+
+def require_positive(name: str, value: float | None) -> None:
+    if value is not None and value < 0:
+        raise ConfigError(f"{name} must be >= 0, got {value}")

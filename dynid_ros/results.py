@@ -1,0 +1,154 @@
+"""The result directory of an identification: ``identified.urdf``, ``parameters.yaml``, ``report.json``.
+
+Written atomically: everything goes into a temporary sibling directory that replaces
+``--out`` only when complete, so a failure never leaves a half-written result.
+
+``report.json`` keys: ``relative_error`` (||tau - tau_hat|| / ||tau|| over all joints and samples
+of the window, seed 000 eq. 84, against the recorded effort), ``relative_error_per_joint``,
+``feasible``, ``n_base``, ``method``, ``solver_status``, ``timings_s`` (per stage), and more.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from dynid_ros import __version__
+from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.identification import IdentificationResult
+from dynid_ros.parameters import LINK_PARAMETER_NAMES, inertia_about_com
+
+PARAMETERS_FILE = "parameters.yaml"
+URDF_FILE = "identified.urdf"
+REPORT_FILE = "report.json"
+
+
+def atomic_directory(out: Path, fill: Callable[[Path], None]) -> None:
+    """Create ``out`` with the files ``fill(tmp_dir)`` writes, all or nothing."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} exists and is not a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        fill(tmp)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def report_dict(result: IdentificationResult) -> dict:
+    """The ``report.json`` content of an identification."""
+    masses = [float(result.delta[result.layout.link_slice(k)][0]) for k in range(len(result.layout.links))]
+    return {
+        "relative_error": result.relative_error,
+        "relative_error_per_joint": result.relative_error_per_joint,
+        "feasible": result.feasible,
+        "n_base": result.base.n_base,
+        "n_parameters": result.layout.n_parameters,
+        "method": result.options.method,
+        "consistency": result.options.consistency,
+        "solver": result.options.solver,
+        "solver_status": result.solver_status,
+        "timings_s": result.timings_s,
+        "n_samples": result.n_samples,
+        "joints": list(result.layout.joints),
+        "link_masses": dict(zip(result.layout.links, masses)),
+        "total_mass": float(sum(masses)),
+        "window": {"start": result.options.start, "end": result.options.end},
+        "warnings": result.warnings,
+        "dynid_ros_version": __version__,
+    }
+
+
+def parameters_dict(result: IdentificationResult) -> dict:
+    """The ``parameters.yaml`` content: every parameter, the base parameters and metadata."""
+    layout, delta = result.layout, result.delta
+    links = {}
+    for k, link in enumerate(layout.links):
+        params = delta[layout.link_slice(k)]
+        mass, com, i_com = inertia_about_com(params)
+        links[link] = {
+            "mass": float(mass),
+            "com": [float(c) for c in com],
+            "inertia_com": {"ixx": float(i_com[0, 0]), "ixy": float(i_com[0, 1]), "ixz": float(i_com[0, 2]),
+                            "iyy": float(i_com[1, 1]), "iyz": float(i_com[1, 2]), "izz": float(i_com[2, 2])},
+            "parameters": dict(zip(LINK_PARAMETER_NAMES, (float(v) for v in params))),
+        }
+    joints = {joint: {t: float(delta[layout.joint_index(j, t)]) for t in layout.joint_terms}
+              for j, joint in enumerate(layout.joints)}
+    base = [{"name": f"beta{i + 1}", "expression": expr, "value": float(result.beta[i]),
+             "rel_std_percent": _finite(result.beta_rel_std[i])}
+            for i, expr in enumerate(result.base.expressions)]
+    model = result.model
+    source = model.urdf_path or getattr(model, "source", None)
+    return {
+        "dynid_ros_version": __version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "convention": "link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame "
+                      "(dynid_ros.parameters); inertia_com is about the CoM",
+        "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
+                  "links": list(layout.links), "locked": list(model.locked)},
+        "options": {"method": result.options.method, "consistency": result.options.consistency,
+                    "solver": result.options.solver, "friction": list(layout.friction),
+                    "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
+                    "start": result.options.start, "end": result.options.end,
+                    "effort_scale": result.options.effort_scale, "bounds": result.options.bounds},
+        "processing": result.processing,
+        "links": links,
+        "joints": joints,
+        "base_parameters": base,
+        "parameter_vector": {"names": layout.names, "values": [float(v) for v in delta],
+                             "nominal": [float(v) for v in result.nominal]},
+    }
+
+
+def _finite(value: float) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def write_result(result: IdentificationResult, out: Path) -> list[str]:
+    """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
+    ``report.json`` into ``out``, atomically. Returns warnings."""
+    from dynid_ros.urdf_writer import write_identified_urdf
+
+    warnings: list[str] = []
+
+    def fill(tmp: Path) -> None:
+        if result.model.urdf_xml is not None:
+            warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
+        result.warnings.extend(warnings)
+        (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
+        (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
+
+    atomic_directory(out, fill)
+    return warnings
+
+
+def load_parameters(result_dir: Path) -> dict:
+    """Read ``parameters.yaml`` of a result directory."""
+    path = Path(result_dir) / PARAMETERS_FILE
+    if not path.is_file():
+        raise DataError(f"{result_dir}: not an identification result (no {PARAMETERS_FILE})")
+    try:
+        content = yaml.safe_load(path.read_text())
+        content["parameter_vector"]["values"]
+    except (yaml.YAMLError, KeyError, TypeError) as err:
+        raise DataError(f"{path}: unreadable parameters file: {err}") from err
+    return content

@@ -1,0 +1,86 @@
+"""Validation of an identified model on recorded data (``dynid validate``).
+
+The prediction uses the processed motion (filtered q, q', q'') with the same processing
+options as the identification; the reference is the recorded effort, unfiltered (seed 000
+Table 8), so filtering cannot flatter the model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dynid_ros.errors import DataError
+from dynid_ros.identification import IdentificationOptions, StageTimer, prepare_series, relative_error
+from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.model import RobotModel, load_model
+from dynid_ros.regressor import torques
+from dynid_ros.results import URDF_FILE, load_parameters
+
+
+@dataclass
+class ValidationResult:
+    """Measured vs predicted torque on a validation window."""
+
+    joints: list[str]
+    t: np.ndarray
+    tau: np.ndarray
+    tau_hat: np.ndarray
+    relative_error: float
+    relative_error_per_joint: list[float]
+    timings_s: dict[str, float]
+
+    def report(self) -> dict:
+        return {"relative_error": self.relative_error, "relative_error_per_joint": self.relative_error_per_joint,
+                "joints": self.joints, "n_samples": int(self.t.size), "timings_s": self.timings_s,
+                "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}
+
+
+def load_result_model(result_dir: Path, parameters: dict) -> RobotModel:
+    """The identified robot of a result directory (its URDF, or the DH file it came from)."""
+    joints = parameters["robot"]["joints"]
+    urdf = Path(result_dir) / URDF_FILE
+    if urdf.is_file():
+        return load_model(urdf=urdf, joints=joints)
+    source = parameters["robot"].get("source")
+    if source and Path(source).is_file():
+        return load_model(dh=source, joints=joints)
+    raise DataError(f"{result_dir}: no {URDF_FILE} and the source description {source} is not available")
+
+
+def validate(result_dir: Path, series: JointStateSeries, start: float | None = None,
+             end: float | None = None) -> ValidationResult:
+    """Predict torques with the identified parameters and compare with the recorded effort."""
+    from dynid_ros.signal_processing import ProcessingOptions, process
+
+    timer = StageTimer()
+    with timer.stage("load"):
+        parameters = load_parameters(result_dir)
+        model = load_result_model(result_dir, parameters)
+        opts = parameters["options"]
+        options = IdentificationOptions(friction=tuple(opts["friction"]), armature=bool(opts["armature"]),
+                                        start=start, end=end, effort_scale=opts.get("effort_scale"))
+        layout = model.layout_for(options.friction, options.armature)
+        delta = np.asarray(parameters["parameter_vector"]["values"], dtype=float)
+        if delta.size != layout.n_parameters:
+            raise DataError(f"{result_dir}: {delta.size} parameters in {parameters} but the model needs "
+                            f"{layout.n_parameters}")
+    with timer.stage("process"):
+        series = prepare_series(series, model, options)
+        data = process(series, ProcessingOptions(**parameters.get("processing", {})))
+    with timer.stage("predict"):
+        tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
+        err, per_joint = relative_error(data.tau_raw, tau_hat)
+    return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings)
+
+
+def write_report(result: ValidationResult, path: Path) -> None:
+    """Write the validation report JSON (written whole or not at all)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(result.report(), indent=2) + "\n")
+    tmp.replace(path)
