@@ -116,28 +116,32 @@ def regressor_3d(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: 
     out = np.zeros((n_samples, n, layout.n_parameters))
     regs, rots, trans = body_regressors(model, q, dq, ddq)
     kin = model.kinematics
-    # axes[k][j]: motion axis of ancestor joint j expressed in body frame k, (N, 6) = [v; w].
-    # tau_j gets the power product of that axis with body k's wrench [f; n].
-    axes: list[dict[int, np.ndarray]] = []
+    # axes[k]: (N, a, 6) motion axes [v; w] of the a ancestor joints of body k (itself included),
+    # expressed in body frame k. tau_j gets the power product of its axis with body k's wrench.
+    axes: list[np.ndarray] = []
+    ancestors: list[list[int]] = []
     for k in range(n):
         own = np.zeros(6)
         if kin[k].kind == PRISMATIC:
             own[0:3] = kin[k].axis
         else:
             own[3:6] = kin[k].axis
-        mine = {k: np.broadcast_to(own, (n_samples, 6))}
         parent = kin[k].parent
         if parent >= 0:
             rt = np.swapaxes(rots[k], 1, 2)
-            for j, s in axes[parent].items():
-                sv, sw = s[:, 0:3], s[:, 3:6]
-                moved = np.empty((n_samples, 6))
-                moved[:, 0:3] = np.einsum("nij,nj->ni", rt, sv + np.cross(sw, trans[k]))
-                moved[:, 3:6] = np.einsum("nij,nj->ni", rt, sw)
-                mine[j] = moved
-        axes.append(mine)
-        for j, s in mine.items():
-            out[:, j, 10 * k:10 * k + 10] = np.einsum("ni,nik->nk", s, regs[k])
+            s = axes[parent]
+            sv, sw = s[:, :, 0:3], s[:, :, 3:6]
+            moved = np.empty((n_samples, s.shape[1] + 1, 6))
+            moved[:, :-1, 0:3] = np.einsum("nij,naj->nai", rt, sv + np.cross(sw, trans[k][:, None, :]))
+            moved[:, :-1, 3:6] = np.einsum("nij,naj->nai", rt, sw)
+            moved[:, -1, :] = own
+            chain = [*ancestors[parent], k]
+        else:
+            moved = np.broadcast_to(own, (n_samples, 1, 6))
+            chain = [k]
+        axes.append(moved)
+        ancestors.append(chain)
+        out[:, chain, 10 * k:10 * k + 10] = np.einsum("nai,nik->nak", moved, regs[k])
     joint_columns = {"fv": dq, "fc": np.sign(dq), "fo": np.ones_like(dq), "Ia": ddq}
     for symbol in layout.joint_terms:
         values = joint_columns[symbol]
