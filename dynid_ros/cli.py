@@ -60,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DynidError as err:
         print(f"dynid {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"dynid {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -17,8 +17,9 @@ from dynid_ros.errors import DataError
 from dynid_ros.identification import IdentificationOptions, StageTimer, prepare_series, relative_error
 from dynid_ros.joint_states import JointStateSeries
 from dynid_ros.model import RobotModel, load_model
+from dynid_ros.parameters import ParameterLayout
 from dynid_ros.regressor import torques
-from dynid_ros.results import URDF_FILE, load_parameters
+from dynid_ros.results import PARAMETERS_FILE, URDF_FILE, load_parameters
 
 
 @dataclass
@@ -53,9 +54,7 @@ def load_result_model(result_dir: Path, parameters: dict) -> RobotModel:
 
 def validate(result_dir: Path, series: JointStateSeries, start: float | None = None,
              end: float | None = None) -> ValidationResult:
-    """Predict torques with the identified parameters and compare with the recorded effort."""
-    from dynid_ros.signal_processing import ProcessingOptions, process
-
+    """Predict torques with the identified parameters of ``result_dir`` and compare with the recorded effort."""
     timer = StageTimer()
     with timer.stage("load"):
         parameters = load_parameters(result_dir)
@@ -66,11 +65,21 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
         layout = model.layout_for(options.friction, options.armature)
         delta = np.asarray(parameters["parameter_vector"]["values"], dtype=float)
         if delta.size != layout.n_parameters:
-            raise DataError(f"{result_dir}: {delta.size} parameters in {parameters} but the model needs "
+            raise DataError(f"{result_dir}: {delta.size} parameters in {PARAMETERS_FILE} but the model needs "
                             f"{layout.n_parameters}")
+    return evaluate_parameters(model, layout, delta, series, options, parameters.get("processing", {}), timer)
+
+
+def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, series: JointStateSeries,
+                        options: IdentificationOptions, processing: dict,
+                        timer: StageTimer | None = None) -> ValidationResult:
+    """Torques predicted by ``delta`` on the processed motion of ``series`` vs its recorded effort (seed 000 eq. 84)."""
+    from dynid_ros.signal_processing import ProcessingOptions, process
+
+    timer = timer or StageTimer()
     with timer.stage("process"):
         series = prepare_series(series, model, options)
-        data = process(series, ProcessingOptions(**parameters.get("processing", {})))
+        data = process(series, ProcessingOptions(**processing))
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
         err, per_joint = relative_error(data.tau_raw, tau_hat)
