@@ -1,0 +1,14 @@
+"""The embedded robot: a MuJoCo arm with known true dynamics, for tests, the demo and the sim node.
+
+ROS-free. :class:`GroundTruth` perturbs a nominal URDF (inertials, friction, armature, torque
+sensor noise and bias) and gives the true parameter vector; :class:`Simulator` steps MuJoCo at
+1 kHz under a nominal-model tracking controller and returns what a ros2_control robot publishes;
+:func:`simulate_profile` runs a whole reference offline into a
+:class:`~dynid_ros.joint_states.JointStateSeries`.
+"""
+
+from dynid_ros.sim.controller import ComputedTorqueController, Gains
+from dynid_ros.sim.ground_truth import GroundTruth
+from dynid_ros.sim.simulator import JointSample, Simulator, simulate_profile
+
+__all__ = ["ComputedTorqueController", "Gains", "GroundTruth", "JointSample", "Simulator", "simulate_profile"]

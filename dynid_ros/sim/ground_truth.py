@@ -1,0 +1,263 @@
+"""The simulated robot's true dynamics: perturbed inertials, joint friction, armature, sensor errors.
+
+A :class:`GroundTruth` describes how the simulated robot differs from its nominal URDF. It is a
+recipe, applied to a :class:`~dynid_ros.model.RobotModel` of that URDF:
+
+- every link moved by a joint gets its own ``<inertial>`` perturbed from ``seed``: mass by a
+  relative factor, centre of mass by an absolute shift, and the three principal *second moments of
+  mass* (``sigma_i = tr(I)/2 - I_i``, the diagonal of the density's covariance, seed 001) by
+  relative factors. Positive second moments are exactly the triangle inequality of the principal
+  moments, so every perturbed link stays fully physically consistent (seed 001);
+- per joint: viscous friction ``fv`` (URDF ``damping``), Coulomb friction ``fc`` (URDF
+  ``friction``), armature ``Ia``; per joint torque-sensor noise (std) and bias.
+
+The torque a joint reports is (:mod:`dynid_ros.parameters`, seed 000 eq. 27)::
+
+    effort = M(q) q'' + c(q, q') + g(q) + fv q' + fc sign(q') + Ia q'' + bias + noise
+
+so the true parameter vector has ``fo = bias``. :meth:`GroundTruth.parameters` returns it in any
+:class:`~dynid_ros.parameters.ParameterLayout` of the model; :meth:`GroundTruth.write_urdf` writes
+the truth URDF (perturbed inertials and ``<dynamics damping friction>``; armature and sensor terms
+have no URDF element).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dynid_ros.errors import ConfigError
+from dynid_ros.model import RobotModel, nominal_parameters
+from dynid_ros.parameters import ParameterLayout
+
+FACTOR_RANGE = (0.5, 1.5)
+"""Relative perturbation factors are clipped to this range (a link never loses half its mass)."""
+
+PerJoint = float | tuple[float, ...]
+"""One value for every joint, or one value per joint in model order."""
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """How the simulated robot differs from its nominal URDF (see the module docstring).
+
+    Attributes:
+        mass: relative standard deviation of each moved link's mass.
+        com: standard deviation of each moved link's centre-of-mass shift [m], per axis.
+        inertia: relative standard deviation of each principal second moment of mass.
+        damping: viscous friction ``fv`` [N m s/rad]; None: the URDF's ``<dynamics damping>``.
+        friction: Coulomb friction ``fc`` [N m]; None: the URDF's ``<dynamics friction>``.
+        armature: rotor inertia ``Ia`` [kg m^2]; None: the model's armature (0 from a URDF).
+        noise: torque-sensor noise standard deviation [N m].
+        bias: torque-sensor bias [N m] (the true ``fo``).
+        seed: seed of the inertial perturbation.
+    """
+
+    mass: float = 0.0
+    com: float = 0.0
+    inertia: float = 0.0
+    damping: PerJoint | None = None
+    friction: PerJoint | None = None
+    armature: PerJoint | None = None
+    noise: PerJoint = 0.0
+    bias: PerJoint = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("mass", "com", "inertia"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                raise ConfigError(f"simulation truth: {name} must be a number >= 0, got {value!r}")
+        for name in ("damping", "friction", "armature", "noise"):
+            value = getattr(self, name)
+            if value is not None and np.any(np.asarray(value, dtype=float) < 0):
+                raise ConfigError(f"simulation truth: {name} must be >= 0, got {value!r}")
+
+    @classmethod
+    def from_config(cls, mapping: Mapping | None, seed: int | None = None) -> GroundTruth:
+        """Read the ``simulation:`` section of a robot config (its ``truth:`` and ``sensor:`` keys).
+
+        ``seed`` overrides the section's ``seed``. Unknown keys are an error.
+        """
+        mapping = dict(mapping or {})
+        truth = dict(mapping.get("truth") or {})
+        sensor = dict(mapping.get("sensor") or {})
+        known_truth = {"mass", "com", "inertia", "damping", "friction", "armature"}
+        unknown = sorted(set(truth) - known_truth) + sorted(set(sensor) - {"noise", "bias"})
+        if unknown:
+            raise ConfigError(f"simulation: unknown truth/sensor key(s) {unknown}; truth takes "
+                              f"{', '.join(sorted(known_truth))}; sensor takes bias, noise")
+        values: dict[str, object] = {}
+        for key in ("mass", "com", "inertia"):
+            if key in truth:
+                values[key] = _number(truth[key], f"simulation.truth.{key}")
+        for key in ("damping", "friction", "armature"):
+            if truth.get(key) is not None:
+                values[key] = _per_joint(truth[key], f"simulation.truth.{key}")
+        for key in ("noise", "bias"):
+            if sensor.get(key) is not None:
+                values[key] = _per_joint(sensor[key], f"simulation.sensor.{key}")
+        chosen = mapping.get("seed", 0) if seed is None else seed
+        try:
+            values["seed"] = int(chosen)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"simulation.seed must be an integer, got {chosen!r}") from err
+        return cls(**values)
+
+    # ------------------------------------------------------------------------------------------
+    # Per-joint values
+
+    def joint_values(self, model: RobotModel) -> dict[str, np.ndarray]:
+        """Per-joint arrays ``fv``, ``fc``, ``Ia``, ``noise``, ``bias`` (shape (n_dof,)) for ``model``."""
+        n = model.n_dof
+        pm = model.pin_model
+        iv = [pm.joints[j + 1].idx_v for j in range(n)]
+        urdf = {"damping": np.array(pm.damping)[iv], "friction": np.array(pm.friction)[iv],
+                "armature": np.array(pm.armature)[iv]}
+        out = {}
+        for key, symbol in (("damping", "fv"), ("friction", "fc"), ("armature", "Ia")):
+            value = getattr(self, key)
+            out[symbol] = urdf[key].astype(float) if value is None else _broadcast(value, n, key)
+        out["noise"] = _broadcast(self.noise, n, "noise")
+        out["bias"] = _broadcast(self.bias, n, "bias")
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # Inertials
+
+    def link_inertias(self, model: RobotModel) -> dict[str, object]:
+        """The true ``pinocchio.Inertia`` of each moved URDF link, in the link's own frame.
+
+        Deterministic: the same seed and model give the same values on every call.
+        """
+        from dynid_ros.urdf_writer import urdf_link_inertia
+
+        root = _urdf_root(model)
+        rng = np.random.default_rng(self.seed)
+        out = {}
+        for link in model.links:
+            nominal = urdf_link_inertia(root, link)
+            draws = rng.standard_normal(7)  # always draw, so each link's values do not depend on the others
+            out[link] = _perturbed(nominal, draws, self.mass, self.com, self.inertia)
+        return out
+
+    def body_parameters(self, model: RobotModel) -> np.ndarray:
+        """The true link parameters ``(n_links, 10)`` of the model's bodies, about their joint frames.
+
+        A body is the moved link plus its rigidly attached links; only the moved link is perturbed.
+        """
+        from dynid_ros.urdf_writer import urdf_link_inertia
+
+        root = _urdf_root(model)
+        pm = model.pin_model
+        out = np.zeros((len(model.links), 10))
+        for k, (link, inertia) in enumerate(self.link_inertias(model).items()):
+            body = pm.inertias[k + 1].toDynamicParameters()
+            frame_id = model.link_frames.get(link)
+            if frame_id is None:
+                out[k] = inertia.toDynamicParameters()
+                continue
+            placement = pm.frames[frame_id].placement
+            own = placement.act(urdf_link_inertia(root, link)).toDynamicParameters()
+            out[k] = body - own + placement.act(inertia).toDynamicParameters()
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # Outputs
+
+    def parameters(self, model: RobotModel, layout: ParameterLayout) -> np.ndarray:
+        """The TRUE parameter vector in ``layout`` (:mod:`dynid_ros.parameters`): perturbed links
+        about their joint frames, then per joint ``fv``, ``fc``, ``fo`` (= sensor bias), ``Ia``."""
+        if tuple(layout.joints) != tuple(model.joints):
+            raise ConfigError(f"layout joints {list(layout.joints)} differ from the model's {list(model.joints)}")
+        delta = nominal_parameters(model, layout)
+        bodies = self.body_parameters(model)
+        for k in range(len(layout.links)):
+            delta[layout.link_slice(k)] = bodies[k]
+        values = self.joint_values(model)
+        values["fo"] = values["bias"]
+        for j in range(layout.n_dof):
+            for symbol in layout.joint_terms:
+                delta[layout.joint_index(j, symbol)] = values[symbol][j]
+        return delta
+
+    def write_urdf(self, model: RobotModel, path: str | Path) -> Path:
+        """Write the truth URDF: perturbed ``<inertial>`` and ``<dynamics damping friction>``.
+
+        Armature and sensor terms have no URDF element; pass this GroundTruth to the simulator.
+        """
+        from dynid_ros.urdf_writer import write_identified_urdf
+
+        path = Path(path)
+        layout = model.layout_for(("viscous", "coulomb"), armature=False)
+        delta = self.parameters(model, layout)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as tmp:
+            temporary = Path(tmp.name)
+        try:
+            warnings = write_identified_urdf(model, layout, delta, temporary)
+            if warnings:
+                raise ConfigError(f"truth URDF not exact: {'; '.join(warnings)}")
+            text = temporary.read_text().replace("identified by dynid_ros", "ground truth written by dynid_ros.sim", 1)
+            temporary.write_text(text)
+            temporary.replace(path)
+        finally:
+            temporary.unlink(missing_ok=True)
+        return path
+
+    def urdf_text(self, model: RobotModel) -> str:
+        """The truth URDF as text (see :meth:`write_urdf`)."""
+        with tempfile.TemporaryDirectory(prefix="dynid_truth_") as tmp:
+            return self.write_urdf(model, Path(tmp) / "truth.urdf").read_text()
+
+
+def _perturbed(nominal: object, draws: np.ndarray, mass_std: float, com_std: float, inertia_std: float) -> object:
+    """One link's inertia with mass, CoM and principal second moments perturbed by ``draws`` (7 normals)."""
+    import pinocchio as pin
+
+    lo, hi = FACTOR_RANGE
+    mass = float(nominal.mass)
+    if mass <= 0.0:
+        return nominal
+    mass_factor = float(np.clip(1.0 + mass_std * draws[0], lo, hi))
+    com = np.array(nominal.lever) + com_std * draws[1:4]
+    moments, axes = np.linalg.eigh(np.array(nominal.inertia))
+    second = np.maximum(0.5 * moments.sum() - moments, 0.0)  # sigma_i >= 0 <=> triangle inequality
+    second = second * np.clip(1.0 + inertia_std * draws[4:7], lo, hi) * mass_factor
+    new_moments = second.sum() - second
+    inertia = axes @ np.diag(new_moments) @ axes.T
+    return pin.Inertia(mass * mass_factor, com, 0.5 * (inertia + inertia.T))
+
+
+def _urdf_root(model: RobotModel) -> object:
+    import xml.etree.ElementTree as ET
+
+    if model.urdf_xml is None:
+        raise ConfigError("the simulator needs a URDF robot description, not a DH table")
+    return ET.fromstring(model.urdf_xml)
+
+
+def _number(value: object, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{name} must be a number, got {value!r}") from err
+
+
+def _per_joint(value: object, name: str) -> PerJoint:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(_number(v, name) for v in value)
+    return _number(value, name)
+
+
+def _broadcast(value: PerJoint, n: int, name: str) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return np.full(n, float(array))
+    if array.shape != (n,):
+        raise ConfigError(f"simulation: {name} has {array.size} values for {n} joints")
+    return array.copy()

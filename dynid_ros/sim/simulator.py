@@ -1,0 +1,200 @@
+"""Step-wise MuJoCo simulation of a joint-torque-sensing arm, and offline simulation of a whole profile.
+
+Each :meth:`Simulator.step` is one control period: read the state ``(q_k, q'_k)`` at ``t_k``,
+compute the controller torque ``tau_k``, apply it with the truth friction, integrate one timestep.
+The returned :class:`JointSample` is what a ros2_control robot publishes at ``t_k``: position,
+velocity and the measured joint torque ``effort_k = tau_k + bias + noise``, where ``tau_k`` is the
+actuator torque that produces the motion (see :mod:`dynid_ros.sim.ground_truth`). The truth
+acceleration ``q''_k`` (MuJoCo's ``qacc``) satisfies, exactly::
+
+    tau_k = M(q_k) q''_k + c(q_k, q'_k) + g(q_k) + fv q'_k + fc sign(q'_k) + Ia q''_k
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from dynid_ros.errors import SimulationError
+from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.model import RobotModel, load_model
+from dynid_ros.sim.controller import ComputedTorqueController, Gains
+from dynid_ros.sim.ground_truth import GroundTruth
+from dynid_ros.sim.mujoco_model import build_mujoco_model
+
+DIVERGENCE_LIMIT = 1e3
+"""A joint velocity above this [rad/s] means the simulation diverged."""
+
+
+class JointSample(NamedTuple):
+    """One published joint state: time [s], position, velocity, effort (measured torque), each (n,)."""
+
+    t: float
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+class Simulator:
+    """A MuJoCo arm with the truth dynamics, driven by the nominal-model tracking controller.
+
+    Args:
+        urdf_path: the robot's URDF (or xacro). The controller uses it as the nominal model; the
+            simulated robot is this URDF with ``truth`` applied.
+        truth: how the robot differs from the URDF; None: exactly the URDF, no sensor errors.
+        timestep: control and integration period [s].
+        seed: seed of the sensor noise (``reset`` restarts it, so runs repeat exactly).
+        gains: controller gains (default :class:`~dynid_ros.sim.controller.Gains`).
+
+    Attributes:
+        model: the nominal :class:`~dynid_ros.model.RobotModel` (all movable joints).
+        truth: the :class:`GroundTruth` in use.
+        truth_urdf: text of the truth URDF that MuJoCo simulates.
+    """
+
+    def __init__(self, urdf_path: str | Path, truth: GroundTruth | None = None, timestep: float = 1e-3,
+                 seed: int = 0, gains: Gains | None = None) -> None:
+        import mujoco
+
+        self.model: RobotModel = load_model(urdf=urdf_path)
+        self.truth = truth or GroundTruth()
+        values = self.truth.joint_values(self.model)
+        self._fv, self._fc, self._noise, self._bias = values["fv"], values["fc"], values["noise"], values["bias"]
+        self._armature = values["Ia"]
+        self.truth_urdf = self.truth.urdf_text(self.model)
+        self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints,
+                                                                  self._armature, timestep)
+        self._mj_data = mujoco.MjData(self._mj_model)
+        self._mj_step = mujoco.mj_step
+        self._controller = ComputedTorqueController(self.model, gains)
+        self._effort_limits = self.model.effort_limits.copy()
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        self.last_acceleration = np.zeros(self.model.n_dof)
+        self.last_torque = np.zeros(self.model.n_dof)
+        self.saturated_steps = 0
+        self.reset(np.zeros(self.model.n_dof))
+
+    @property
+    def joints(self) -> tuple[str, ...]:
+        """Joint names, in the order of every array."""
+        return self.model.joints
+
+    @property
+    def timestep(self) -> float:
+        return float(self._mj_model.opt.timestep)
+
+    @property
+    def seed(self) -> int:
+        """Seed of the sensor noise."""
+        return self._seed
+
+    @property
+    def time(self) -> float:
+        """Simulation time [s] of the current state (0 after ``reset``)."""
+        return float(self._mj_data.time)
+
+    @property
+    def mujoco_model(self) -> object:
+        """The compiled ``mujoco.MjModel`` (read it; do not change it)."""
+        return self._mj_model
+
+    def reset(self, q: np.ndarray, dq: np.ndarray | None = None) -> None:
+        """Set the state at time 0 and restart the sensor-noise generator from the seed."""
+        import mujoco
+
+        n = self.model.n_dof
+        q = np.asarray(q, dtype=float)
+        dq = np.zeros(n) if dq is None else np.asarray(dq, dtype=float)
+        if q.shape != (n,) or dq.shape != (n,):
+            raise SimulationError(f"reset needs q and dq of shape ({n},), got {q.shape} and {dq.shape}")
+        mujoco.mj_resetData(self._mj_model, self._mj_data)
+        self._mj_data.qpos[self._qpos] = q
+        self._mj_data.qvel[self._dof] = dq
+        mujoco.mj_forward(self._mj_model, self._mj_data)
+        self._rng = np.random.default_rng(self._seed)
+        self.saturated_steps = 0
+
+    def step(self, q_ref: np.ndarray, dq_ref: np.ndarray, ddq_ref: np.ndarray) -> JointSample:
+        """Track the reference for one timestep; return the measured state at the start of the step.
+
+        The sample's ``t`` is the time before the step (``time`` afterwards is ``t + timestep``);
+        its effort is the torque applied during the step plus sensor bias and noise. The truth
+        acceleration of the sample is in ``last_acceleration``, the noise-free torque in ``last_torque``.
+        """
+        data = self._mj_data
+        t = float(data.time)
+        q = data.qpos[self._qpos].copy()
+        dq = data.qvel[self._dof].copy()
+        tau = self._controller.torque(q, dq, q_ref, dq_ref, ddq_ref)
+        clipped = np.clip(tau, -self._effort_limits, self._effort_limits)
+        if not np.array_equal(clipped, tau):
+            self.saturated_steps += 1
+        data.qfrc_applied[self._dof] = clipped - self._fv * dq - self._fc * np.sign(dq)
+        self._mj_step(self._mj_model, data)
+        acceleration = data.qacc[self._dof].copy()
+        if not np.all(np.isfinite(acceleration)) or np.max(np.abs(data.qvel[self._dof])) > DIVERGENCE_LIMIT:
+            raise SimulationError(f"simulation diverged at t = {t:.3f} s (joint velocity over "
+                                  f"{DIVERGENCE_LIMIT:g} rad/s)")
+        self.last_acceleration = acceleration
+        self.last_torque = clipped
+        effort = clipped + self._bias + self._noise * self._rng.standard_normal(len(clipped))
+        return JointSample(t, q, dq, effort)
+
+    def truth_parameters(self, friction: tuple[str, ...] = ("viscous", "coulomb", "offset"),
+                         armature: bool = True) -> np.ndarray:
+        """The true parameter vector in the layout ``model.layout_for(friction, armature)``."""
+        return self.truth.parameters(self.model, self.model.layout_for(friction, armature))
+
+    def write_truth_urdf(self, path: str | Path) -> Path:
+        """Write the truth URDF that MuJoCo simulates (armature and sensor terms are not in it)."""
+        return self.truth.write_urdf(self.model, path)
+
+
+def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: np.ndarray, ddq_ref: np.ndarray,
+                     progress: bool = True) -> JointStateSeries:
+    """Simulate a whole reference (sampled at ``1 / sim.timestep``) from its first state.
+
+    Returns the measured joint states (``t`` as given). ``info`` holds the truth of every sample:
+    ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
+    ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``.
+    """
+    from tqdm import tqdm
+
+    t = np.asarray(t, dtype=float)
+    q_ref, dq_ref, ddq_ref = (np.asarray(a, dtype=float) for a in (q_ref, dq_ref, ddq_ref))
+    n = len(sim.joints)
+    n_samples = t.shape[0]
+    for name, array in (("q_ref", q_ref), ("dq_ref", dq_ref), ("ddq_ref", ddq_ref)):
+        if array.shape != (n_samples, n):
+            raise SimulationError(f"{name} has shape {array.shape}, expected ({n_samples}, {n}) for joints "
+                                  f"{', '.join(sim.joints)}")
+    if n_samples < 2:
+        raise SimulationError("the reference needs at least two samples")
+    steps = np.diff(t)
+    if not np.allclose(steps, sim.timestep, rtol=1e-6, atol=1e-9):
+        raise SimulationError(f"the reference is sampled every {np.median(steps):.6g} s; the simulator steps every "
+                              f"{sim.timestep:g} s (sample it at {1.0 / sim.timestep:g} Hz)")
+    position = np.empty((n_samples, n))
+    velocity = np.empty((n_samples, n))
+    effort = np.empty((n_samples, n))
+    acceleration = np.empty((n_samples, n))
+    torque = np.empty((n_samples, n))
+    sim.reset(q_ref[0], dq_ref[0])
+    chunk = 1000
+    with tqdm(total=n_samples, desc="simulate", unit="step", unit_scale=True, disable=not progress,
+              leave=False) as bar:
+        for k in range(n_samples):
+            sample = sim.step(q_ref[k], dq_ref[k], ddq_ref[k])
+            position[k], velocity[k], effort[k] = sample.position, sample.velocity, sample.effort
+            acceleration[k], torque[k] = sim.last_acceleration, sim.last_torque
+            if k % chunk == chunk - 1:
+                bar.update(chunk)
+        bar.update(n_samples - bar.n)
+    tracking = np.sqrt(np.mean((position - q_ref) ** 2, axis=0))
+    info = {"acceleration": acceleration, "torque": torque, "tracking_rms": tracking,
+            "saturated_steps": sim.saturated_steps, "timestep": sim.timestep, "seed": sim.seed}
+    return JointStateSeries(list(sim.joints), t.copy(), position, velocity, effort, info)
+
