@@ -1,0 +1,27 @@
+"""Excitation trajectories: Fourier series, limits, files, optimization and the executed profile.
+
+Seed 000 section 5.2.2 (Swevers Fourier series, eq. 78-80) and seed 004 section IV (condition-number
+optimization under joint and Cartesian constraints). Modules:
+
+- :mod:`.fourier`: :class:`FourierTrajectory`, analytic positions, velocities, accelerations;
+- :mod:`.limits`: :class:`ExcitationLimits` from the model and config, the dense-grid check;
+- :mod:`.trajectory_file`: :class:`ExcitationTrajectory` and its YAML file;
+- :mod:`.execution_profile`: approach, N periods, hold (what the robot or simulator runs).
+"""
+
+from dynid_ros.excitation.execution_profile import ExecutionProfile, build_execution_profile
+from dynid_ros.excitation.fourier import FourierTrajectory
+from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
+from dynid_ros.excitation.trajectory_file import ExcitationTrajectory, load_trajectory, save_trajectory
+
+__all__ = [
+    "ExcitationLimits",
+    "ExcitationTrajectory",
+    "ExecutionProfile",
+    "FourierTrajectory",
+    "build_execution_profile",
+    "check_trajectory_limits",
+    "limits_from_model",
+    "load_trajectory",
+    "save_trajectory",
+]

@@ -1,0 +1,35 @@
+"""Joint torques of the nominal model along a trajectory, for optional torque limits (issue 3 item 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from dynid_ros.model import RobotModel, nominal_parameters
+from dynid_ros.regressor import torques
+
+
+def nominal_torques(model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+    """(N, n) torques of the description's parameters: rigid body, damping, friction, armature."""
+    layout = model.layout_for(("viscous", "coulomb"), armature=True)
+    return torques(model, layout, nominal_parameters(model, layout), q, dq, ddq)
+
+
+def nominal_torque_jacobians(model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Derivatives of :func:`nominal_torques` by q, q', q'' per sample: three (N, n, n) arrays.
+
+    Pinocchio's RNEA derivatives (its RNEA includes armature), plus viscous damping; Coulomb
+    friction is piecewise constant and has no derivative.
+    """
+    pm = model.pin_model
+    data = pm.createData()
+    out = np.zeros((3, len(q), model.n_dof, model.n_dof))
+    damping = np.array(pm.damping)
+    for s in range(len(q)):
+        pin.computeRNEADerivatives(pm, data, model.configuration(q[s]), dq[s], ddq[s])
+        out[0, s] = data.dtau_dq
+        out[1, s] = data.dtau_dv + np.diag(damping)
+        m = np.array(data.M)
+        out[2, s] = np.triu(m) + np.triu(m, 1).T
+    return out[0], out[1], out[2]

@@ -1,0 +1,154 @@
+"""Excitation trajectory files (YAML, issue 3 item 4) and the record they hold.
+
+Format::
+
+    joints: [name, ...]
+    wf: 0.6283            # rad/s
+    harmonics: 5
+    q0: [...]             # one per joint
+    a: [[L values], ...]  # one row per joint (seed 000 eq. 78)
+    b: [[L values], ...]
+    period_s: 10.0
+    condition_number: 41.2
+    limits: {position: [[lo, hi], ...], velocity: [...], acceleration: [...], effort: [...] (optional)}
+    info: {...}           # optional: how it was made (seed, objective, timings)
+
+:func:`load_trajectory` checks the trajectory against the limits in the file on a 1 kHz grid and
+that it starts and ends at rest; a file that fails is rejected.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from dynid_ros.errors import TrajectoryError
+from dynid_ros.excitation.execution_profile import REST_TOLERANCE
+from dynid_ros.excitation.fourier import FourierTrajectory, rest_residual
+from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits
+
+CHECK_RATE_HZ = 1000.0
+
+
+@dataclass
+class ExcitationTrajectory:
+    """An excitation trajectory with the limits it was checked against.
+
+    Attributes:
+        trajectory: the Fourier coefficients; limits: as checked (margins applied);
+        condition_number: of the base regressor over one period
+            (:func:`dynid_ros.excitation.optimizer.excitation_condition_number`);
+        info: free-form metadata (seed, objective, margins found, timings).
+    """
+
+    trajectory: FourierTrajectory
+    limits: ExcitationLimits
+    condition_number: float
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        tr = self.trajectory
+        return {
+            "joints": list(tr.joints),
+            "wf": float(tr.wf),
+            "harmonics": tr.harmonics,
+            "q0": tr.q0.tolist(),
+            "a": tr.a.tolist(),
+            "b": tr.b.tolist(),
+            "period_s": float(tr.period),
+            "condition_number": float(self.condition_number),
+            "limits": self.limits.to_dict(),
+            "info": _plain(self.info),
+        }
+
+
+def _plain(value: object) -> object:
+    """Numpy scalars and arrays to plain Python for YAML."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def save_trajectory(path: str | Path, trajectory: ExcitationTrajectory) -> None:
+    """Write ``trajectory`` to ``path`` atomically (temporary file in the same directory, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(trajectory.to_dict(), sort_keys=False, default_flow_style=None, width=120)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_trajectory(path: str | Path) -> ExcitationTrajectory:
+    """Read and check a trajectory file.
+
+    Raises:
+        TrajectoryError: missing file, invalid YAML, missing or malformed field, a trajectory that does
+            not start at rest, or one that violates its limits on a 1 kHz grid (one line, naming the file).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TrajectoryError(f"{path}: no such trajectory file")
+    try:
+        content = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise TrajectoryError(f"{path}: invalid YAML: {str(err).splitlines()[0]}") from err
+    try:
+        return _from_dict(content)
+    except TrajectoryError as err:
+        raise TrajectoryError(f"{path}: {err}") from err
+
+
+def _from_dict(content: object) -> ExcitationTrajectory:
+    if not isinstance(content, dict):
+        raise TrajectoryError("a trajectory file must be a mapping")
+    missing = [k for k in ("joints", "wf", "q0", "a", "b", "limits") if k not in content]
+    if missing:
+        raise TrajectoryError(f"missing field(s) {', '.join(missing)}")
+    limits_in = content["limits"]
+    if not isinstance(limits_in, dict) or any(k not in limits_in for k in ("position", "velocity", "acceleration")):
+        raise TrajectoryError("limits must have position, velocity and acceleration")
+    try:
+        trajectory = FourierTrajectory(tuple(content["joints"]), float(content["wf"]), content["q0"],
+                                       content["a"], content["b"])
+        limits = ExcitationLimits(limits_in["position"], limits_in["velocity"], limits_in["acceleration"],
+                                  limits_in.get("effort"))
+    except (TypeError, ValueError) as err:
+        raise TrajectoryError(f"malformed numbers: {err}") from err
+    if "harmonics" in content and content["harmonics"] != trajectory.harmonics:
+        raise TrajectoryError(f"harmonics is {content['harmonics']} but a and b have {trajectory.harmonics} columns")
+    if "period_s" in content and not np.isclose(float(content["period_s"]), trajectory.period, rtol=1e-6):
+        raise TrajectoryError(f"period_s {content['period_s']} does not match wf (2 pi / wf = {trajectory.period:.6g})")
+    check_rest(trajectory)
+    check_trajectory_limits(trajectory, limits, CHECK_RATE_HZ)
+    info = content.get("info") or {}
+    if not isinstance(info, dict):
+        raise TrajectoryError("info must be a mapping")
+    return ExcitationTrajectory(trajectory, limits, float(content.get("condition_number", np.nan)), info)
+
+
+def check_rest(trajectory: FourierTrajectory) -> None:
+    """Raise :class:`TrajectoryError` unless the trajectory starts (and so ends) at rest."""
+    velocity, acceleration = rest_residual(trajectory)
+    for name, value in (("velocity", velocity), ("acceleration", acceleration)):
+        moving = np.flatnonzero(np.abs(value) > REST_TOLERANCE)
+        if moving.size:
+            k = int(moving[0])
+            raise TrajectoryError(f"joint {trajectory.joints[k]}: {name} {value[k]:.3g} at t = 0 s; the trajectory "
+                                  "must start and end at rest")
