@@ -7,8 +7,8 @@ sensor noise and bias) and gives the true parameter vector; :class:`Simulator` s
 :class:`~dynid_ros.joint_states.JointStateSeries`.
 """
 
-from dynid_ros.sim.controller import ComputedTorqueController, Gains
+from dynid_ros.sim.controller import Gains, TrackingController
 from dynid_ros.sim.ground_truth import GroundTruth
 from dynid_ros.sim.simulator import JointSample, Simulator, simulate_profile
 
-__all__ = ["ComputedTorqueController", "Gains", "GroundTruth", "JointSample", "Simulator", "simulate_profile"]
+__all__ = ["Gains", "GroundTruth", "JointSample", "Simulator", "TrackingController", "simulate_profile"]

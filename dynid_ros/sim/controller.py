@@ -1,12 +1,16 @@
 """Joint-space tracking controller of the simulated robot: PD plus nominal-model feedforward.
 
-Computed torque with the NOMINAL model (the URDF before perturbation, pinocchio RNEA)::
+The feedforward is the inverse dynamics of the NOMINAL model (the URDF before perturbation,
+pinocchio RNEA, plus the URDF's damping and friction) at the measured state and the reference
+acceleration; the PD acts on the position and velocity errors at torque level, like the joint
+impedance controllers of real arms::
 
-    tau = RNEA_nom(q, q', q''_ref + Kp (q_ref - q) + Kd (q'_ref - q')) + fv_nom q' + fc_nom sign(q')
+    tau = RNEA_nom(q, q', q''_ref) + fv_nom q' + fc_nom sign(q') + Kp (q_ref - q) + Kd (q'_ref - q')
 
-With a perfect model this gives the error dynamics ``e'' + Kd e' + Kp e = 0``; the truth's
-different inertials, friction and armature leave a small tracking error, as on a real robot. Gains
-are acceleration-level: ``Kp = omega^2``, ``Kd = 2 zeta omega`` per joint.
+The truth's different inertials, friction and armature leave a small tracking error, as on a real
+robot. Default gains: ``Kp = effort_limit / STIFF_ERROR`` (the full rated torque at 0.05 rad
+error; ``DEFAULT_OMEGA^2 M_jj`` without an effort limit) and ``Kd = 2 sqrt(Kp M_jj)`` (critical
+damping of the nominal diagonal inertia ``M_jj`` at ``q = 0``).
 """
 
 from __future__ import annotations
@@ -18,36 +22,57 @@ import numpy as np
 from dynid_ros.errors import ConfigError
 from dynid_ros.model import RobotModel
 
+STIFF_ERROR = 0.05
+"""Position error [rad or m] at which the default PD gives the joint's rated effort."""
+
+DEFAULT_OMEGA = 50.0
+"""Closed-loop natural frequency [rad/s] of the default gains of joints without an effort limit."""
+
 
 @dataclass(frozen=True)
 class Gains:
-    """Closed-loop natural frequency ``omega`` [rad/s] and damping ratio ``zeta`` (scalars or per joint)."""
+    """PD gains at torque level: ``kp`` [N m/rad], ``kd`` [N m s/rad], one value or one per joint;
+    None: the default of the module docstring."""
 
-    omega: float | tuple[float, ...] = 50.0
-    zeta: float | tuple[float, ...] = 1.0
+    kp: float | tuple[float, ...] | None = None
+    kd: float | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        if np.any(np.asarray(self.omega, dtype=float) <= 0) or np.any(np.asarray(self.zeta, dtype=float) <= 0):
-            raise ConfigError(f"controller gains must be > 0, got omega={self.omega!r}, zeta={self.zeta!r}")
+        for name in ("kp", "kd"):
+            value = getattr(self, name)
+            if value is not None and np.any(~(np.asarray(value, dtype=float) > 0)):
+                raise ConfigError(f"controller gain {name} must be > 0, got {value!r}")
 
     @classmethod
     def from_config(cls, mapping: dict | None) -> Gains:
-        """From the ``controller:`` mapping of the ``simulation:`` section (keys ``omega``, ``zeta``)."""
+        """From the ``controller:`` mapping of the ``simulation:`` section (keys ``kp``, ``kd``)."""
         mapping = dict(mapping or {})
-        unknown = sorted(set(mapping) - {"omega", "zeta"})
+        unknown = sorted(set(mapping) - {"kp", "kd"})
         if unknown:
-            raise ConfigError(f"simulation.controller: unknown key(s) {unknown}; use omega, zeta")
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in mapping.items()}
+            raise ConfigError(f"simulation.controller: unknown key(s) {unknown}; use kp, kd")
+        try:
+            values = {k: (tuple(float(x) for x in v) if isinstance(v, (list, tuple)) else float(v))
+                      for k, v in mapping.items() if v is not None}
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"simulation.controller: gains must be numbers: {mapping}") from err
         return cls(**values)
 
-    def kp_kd(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per-joint ``(Kp [1/s^2], Kd [1/s])``."""
-        omega = np.broadcast_to(np.asarray(self.omega, dtype=float), (n,))
-        zeta = np.broadcast_to(np.asarray(self.zeta, dtype=float), (n,))
-        return omega**2, 2.0 * zeta * omega
+    def resolve(self, model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
+        """Per-joint ``(Kp, Kd)`` for ``model``."""
+        import pinocchio as pin
+
+        n = model.n_dof
+        pm = model.pin_model
+        inertia = np.diag(pin.crba(pm, pm.createData(), pin.neutral(pm))).copy()
+        inertia += np.array(pm.armature)[[pm.joints[j + 1].idx_v for j in range(n)]]
+        limits = model.effort_limits
+        default_kp = np.where(np.isfinite(limits), limits / STIFF_ERROR, DEFAULT_OMEGA**2 * inertia)
+        kp = default_kp if self.kp is None else _per_joint(self.kp, n, "kp")
+        kd = 2.0 * np.sqrt(kp * inertia) if self.kd is None else _per_joint(self.kd, n, "kd")
+        return kp, kd
 
 
-class ComputedTorqueController:
+class TrackingController:
     """PD + feedforward from the nominal model; :meth:`torque` is called once per control step."""
 
     def __init__(self, model: RobotModel, gains: Gains | None = None) -> None:
@@ -55,7 +80,7 @@ class ComputedTorqueController:
         self._model = model
         self._pin_model = pm
         self._data = pm.createData()
-        self._kp, self._kd = (gains or Gains()).kp_kd(model.n_dof)
+        self.kp, self.kd = (gains or Gains()).resolve(model)
         iv = [pm.joints[j + 1].idx_v for j in range(model.n_dof)]
         self._fv = np.array(pm.damping)[iv]
         self._fc = np.array(pm.friction)[iv]
@@ -66,7 +91,15 @@ class ComputedTorqueController:
         """Joint torques (n,) for measured ``q, dq`` and reference ``q_ref, dq_ref, ddq_ref``."""
         import pinocchio as pin
 
-        command = ddq_ref + self._kp * (q_ref - q) + self._kd * (dq_ref - dq)
         config = q if self._plain else self._model.configuration(q)
-        tau = pin.rnea(self._pin_model, self._data, config, dq, command)
-        return tau + self._fv * dq + self._fc * np.sign(dq)
+        tau = pin.rnea(self._pin_model, self._data, config, dq, ddq_ref)
+        return tau + self._fv * dq + self._fc * np.sign(dq) + self.kp * (q_ref - q) + self.kd * (dq_ref - dq)
+
+
+def _per_joint(value: float | tuple[float, ...], n: int, name: str) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return np.full(n, float(array))
+    if array.shape != (n,):
+        raise ConfigError(f"controller gain {name} has {array.size} values for {n} joints")
+    return array.copy()

@@ -4,18 +4,24 @@ MuJoCo is an independent physics engine: it computes ``M(q)``, ``c(q, q')`` and 
 URDF with its own algorithms, so identifying its motion with dynid_ros's pinocchio-based regressor
 is an honest test.
 
-Choices (each keeps ``effort = inverse dynamics of the truth`` exact, up to the sensor terms):
+Choices:
 
-- **Friction is applied by the simulator, not by MuJoCo.** MuJoCo's ``frictionloss`` is a soft
-  constraint that is not ``fc sign(q')`` near zero velocity, and its ``damping`` is integrated
-  implicitly by the Euler integrator (the reported ``qacc`` would not be the one integrated). So
-  ``dof_damping`` and ``dof_frictionloss`` are zero and :mod:`dynid_ros.sim.simulator` adds
-  ``-fv q' - fc sign(q')`` to ``qfrc_applied``, evaluated at the state of the step.
+- **Viscous friction is applied by the simulator**, as ``-fv q'`` in ``qfrc_applied`` at the state
+  of the step, not as MuJoCo ``damping``: the Euler integrator treats damping implicitly, so the
+  reported ``qacc`` would not be the acceleration that was integrated.
+- **Coulomb friction is MuJoCo's ``frictionloss``** with a stiff constraint (``solref`` time
+  constant ``2 h``, impedance 0.99-0.999). While a joint slides the friction torque is exactly
+  ``-fc sign(q')``; while it sticks (velocity reversals the controller cannot push through) it is
+  the static torque in ``[-fc, fc]`` that holds the joint, with no chattering. Applying
+  ``-fc sign(q')`` explicitly instead makes the joints chatter at every reversal (hundreds of
+  velocity sign changes in 20 s on the Panda wrist) and a smooth ``tanh`` is wrong at every low
+  velocity. The applied friction torque is ``qfrc_constraint`` (contacts and limits are disabled),
+  recorded by the simulator, so it is exactly known.
 - **Armature** is MuJoCo's ``dof_armature`` (added to the diagonal of ``M``: exactly ``Ia q''``).
-- **Integrator:** semi-implicit Euler (``mjINT_EULER``), fully explicit without damping:
-  ``q'_{k+1} = q'_k + h q''_k``, ``q_{k+1} = q_k + h q'_{k+1}``. ``q''_k`` is computed at
-  ``(q_k, q'_k)`` with the torque of step ``k``, so every recorded sample satisfies the equation
-  of motion exactly. RK4 would evaluate the (discontinuous) friction at intermediate states.
+- **Integrator:** semi-implicit Euler (``mjINT_EULER``), explicit without damping:
+  ``q'_{k+1} = q'_k + h q''_k``, ``q_{k+1} = q_k + h q'_{k+1}``, with ``q''_k`` computed at
+  ``(q_k, q'_k)`` under the torque of step ``k``: every recorded sample satisfies the equation of
+  motion to round-off. RK4 would evaluate the (discontinuous) friction at intermediate states.
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
@@ -30,12 +36,16 @@ from dynid_ros.errors import SimulationError
 GRAVITY = (0.0, 0.0, -9.81)
 
 
-def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], armature: np.ndarray,
+FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
+"""``solimp`` of the friction-loss constraints: nearly hard."""
+
+
+def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndarray, armature: np.ndarray,
                        timestep: float = 1e-3) -> tuple[object, np.ndarray, np.ndarray]:
     """Compile ``urdf_text`` into a MuJoCo model for the simulator.
 
-    Returns ``(mj_model, qpos_index, dof_index)``: the model and, for each of ``joints`` in order,
-    its address in ``qpos`` and in ``qvel``.
+    ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint. Returns ``(mj_model, qpos_index,
+    dof_index)``: the model and, for each of ``joints`` in order, its address in ``qpos`` and ``qvel``.
     """
     import mujoco
 
@@ -58,10 +68,12 @@ def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], armature: np.nda
     model.opt.timestep = float(timestep)
     model.opt.gravity[:] = GRAVITY
     model.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    model.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
-                               | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
     model.dof_damping[:] = 0.0
     model.dof_frictionloss[:] = 0.0
+    model.dof_frictionloss[dof_index] = np.asarray(coulomb, dtype=float)
+    model.dof_solref[:] = (2.0 * timestep, 1.0)
+    model.dof_solimp[:] = FRICTION_IMPEDANCE
     model.dof_armature[:] = 0.0
     model.dof_armature[dof_index] = np.asarray(armature, dtype=float)
     model.jnt_stiffness[:] = 0.0

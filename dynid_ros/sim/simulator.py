@@ -1,13 +1,17 @@
 """Step-wise MuJoCo simulation of a joint-torque-sensing arm, and offline simulation of a whole profile.
 
 Each :meth:`Simulator.step` is one control period: read the state ``(q_k, q'_k)`` at ``t_k``,
-compute the controller torque ``tau_k``, apply it with the truth friction, integrate one timestep.
+compute the controller torque ``tau_k``, apply it with the truth friction, integrate one timestep
+(the choices that keep the torque exactly known are in :mod:`dynid_ros.sim.mujoco_model`).
 The returned :class:`JointSample` is what a ros2_control robot publishes at ``t_k``: position,
 velocity and the measured joint torque ``effort_k = tau_k + bias + noise``, where ``tau_k`` is the
 actuator torque that produces the motion (see :mod:`dynid_ros.sim.ground_truth`). The truth
-acceleration ``q''_k`` (MuJoCo's ``qacc``) satisfies, exactly::
+acceleration ``q''_k`` (MuJoCo's ``qacc``) and the friction torque ``f_k`` satisfy, to round-off::
 
-    tau_k = M(q_k) q''_k + c(q_k, q'_k) + g(q_k) + fv q'_k + fc sign(q'_k) + Ia q''_k
+    tau_k = M(q_k) q''_k + c(q_k, q'_k) + g(q_k) + fv q'_k + Ia q''_k - f_k
+
+with ``f_k = -fc sign(q'_k)`` while the joint slides, which is dynid_ros's model (seed 000 eq. 27);
+while it sticks at a velocity reversal ``f_k`` is the static friction in ``[-fc, fc]``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from dynid_ros.errors import SimulationError
 from dynid_ros.joint_states import JointStateSeries
 from dynid_ros.model import RobotModel, load_model
-from dynid_ros.sim.controller import ComputedTorqueController, Gains
+from dynid_ros.sim.controller import Gains, TrackingController
 from dynid_ros.sim.ground_truth import GroundTruth
 from dynid_ros.sim.mujoco_model import build_mujoco_model
 
@@ -64,16 +68,17 @@ class Simulator:
         self._fv, self._fc, self._noise, self._bias = values["fv"], values["fc"], values["noise"], values["bias"]
         self._armature = values["Ia"]
         self.truth_urdf = self.truth.urdf_text(self.model)
-        self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints,
+        self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fc,
                                                                   self._armature, timestep)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
-        self._controller = ComputedTorqueController(self.model, gains)
+        self._controller = TrackingController(self.model, gains)
         self._effort_limits = self.model.effort_limits.copy()
         self._seed = int(seed)
         self._rng = np.random.default_rng(self._seed)
         self.last_acceleration = np.zeros(self.model.n_dof)
         self.last_torque = np.zeros(self.model.n_dof)
+        self.last_friction = np.zeros(self.model.n_dof)
         self.saturated_steps = 0
         self.reset(np.zeros(self.model.n_dof))
 
@@ -90,6 +95,11 @@ class Simulator:
     def seed(self) -> int:
         """Seed of the sensor noise."""
         return self._seed
+
+    @property
+    def coulomb(self) -> np.ndarray:
+        """True Coulomb friction ``fc`` per joint [N m]."""
+        return self._fc.copy()
 
     @property
     def time(self) -> float:
@@ -122,7 +132,8 @@ class Simulator:
 
         The sample's ``t`` is the time before the step (``time`` afterwards is ``t + timestep``);
         its effort is the torque applied during the step plus sensor bias and noise. The truth
-        acceleration of the sample is in ``last_acceleration``, the noise-free torque in ``last_torque``.
+        acceleration of the sample is in ``last_acceleration``, the noise-free torque in ``last_torque``,
+        the Coulomb friction torque in ``last_friction``.
         """
         data = self._mj_data
         t = float(data.time)
@@ -132,7 +143,7 @@ class Simulator:
         clipped = np.clip(tau, -self._effort_limits, self._effort_limits)
         if not np.array_equal(clipped, tau):
             self.saturated_steps += 1
-        data.qfrc_applied[self._dof] = clipped - self._fv * dq - self._fc * np.sign(dq)
+        data.qfrc_applied[self._dof] = clipped - self._fv * dq
         self._mj_step(self._mj_model, data)
         acceleration = data.qacc[self._dof].copy()
         if not np.all(np.isfinite(acceleration)) or np.max(np.abs(data.qvel[self._dof])) > DIVERGENCE_LIMIT:
@@ -140,6 +151,7 @@ class Simulator:
                                   f"{DIVERGENCE_LIMIT:g} rad/s)")
         self.last_acceleration = acceleration
         self.last_torque = clipped
+        self.last_friction = data.qfrc_constraint[self._dof].copy()
         effort = clipped + self._bias + self._noise * self._rng.standard_normal(len(clipped))
         return JointSample(t, q, dq, effort)
 
@@ -159,6 +171,8 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
 
     Returns the measured joint states (``t`` as given). ``info`` holds the truth of every sample:
     ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
+    ``friction`` (Coulomb friction torque applied), ``sticking`` (fraction of samples per joint where
+    the friction was static, not ``-fc sign(q')``),
     ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``.
     """
     from tqdm import tqdm
@@ -182,6 +196,7 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
     effort = np.empty((n_samples, n))
     acceleration = np.empty((n_samples, n))
     torque = np.empty((n_samples, n))
+    friction = np.empty((n_samples, n))
     sim.reset(q_ref[0], dq_ref[0])
     chunk = 1000
     with tqdm(total=n_samples, desc="simulate", unit="step", unit_scale=True, disable=not progress,
@@ -189,12 +204,15 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
         for k in range(n_samples):
             sample = sim.step(q_ref[k], dq_ref[k], ddq_ref[k])
             position[k], velocity[k], effort[k] = sample.position, sample.velocity, sample.effort
-            acceleration[k], torque[k] = sim.last_acceleration, sim.last_torque
+            acceleration[k], torque[k], friction[k] = sim.last_acceleration, sim.last_torque, sim.last_friction
             if k % chunk == chunk - 1:
                 bar.update(chunk)
         bar.update(n_samples - bar.n)
     tracking = np.sqrt(np.mean((position - q_ref) ** 2, axis=0))
-    info = {"acceleration": acceleration, "torque": torque, "tracking_rms": tracking,
+    sliding = -sim.coulomb * np.sign(velocity)
+    sticking = np.mean(np.abs(friction - sliding) > 1e-9 * np.maximum(sim.coulomb, 1.0), axis=0)
+    info = {"acceleration": acceleration, "torque": torque, "friction": friction, "sticking": sticking,
+            "tracking_rms": tracking,
             "saturated_steps": sim.saturated_steps, "timestep": sim.timestep, "seed": sim.seed}
     return JointStateSeries(list(sim.joints), t.copy(), position, velocity, effort, info)
 
