@@ -26,6 +26,7 @@ setup(
         "sympy",
         "matplotlib",
         "tqdm",
+        "threadpoolctl",
         "cvxpy",
         "clarabel",
         "scs",
@@ -56,6 +57,11 @@ setup(
     entry_points={
         "console_scripts": [
             "dynid = dynid_ros.cli:main",
+            "sim_node = dynid_ros.nodes.sim_node:main",
+            "excitation_node = dynid_ros.nodes.excitation_node:main",
+            "recorder_node = dynid_ros.nodes.recorder_node:main",
+            "identification_node = dynid_ros.nodes.identification_node:main",
+            "orchestrator_node = dynid_ros.nodes.orchestrator_node:main",
         ],
     },
 )

@@ -6,22 +6,28 @@ optimization under joint and Cartesian constraints). Modules:
 - :mod:`.fourier`: :class:`FourierTrajectory`, analytic positions, velocities, accelerations;
 - :mod:`.limits`: :class:`ExcitationLimits` from the model and config, the dense-grid check;
 - :mod:`.trajectory_file`: :class:`ExcitationTrajectory` and its YAML file;
-- :mod:`.execution_profile`: approach, N periods, hold (what the robot or simulator runs).
+- :mod:`.execution_profile`: approach, N periods, hold (what the robot or simulator runs);
+- :mod:`.optimizer`: the condition number's definition and the constrained optimization;
+- :mod:`.torques`: nominal-model torques for optional torque limits.
 """
 
 from dynid_ros.excitation.execution_profile import ExecutionProfile, build_execution_profile
 from dynid_ros.excitation.fourier import FourierTrajectory
 from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
+from dynid_ros.excitation.optimizer import ExcitationOptions, excitation_condition_number, optimize_excitation
 from dynid_ros.excitation.trajectory_file import ExcitationTrajectory, load_trajectory, save_trajectory
 
 __all__ = [
     "ExcitationLimits",
+    "ExcitationOptions",
     "ExcitationTrajectory",
     "ExecutionProfile",
     "FourierTrajectory",
     "build_execution_profile",
     "check_trajectory_limits",
+    "excitation_condition_number",
     "limits_from_model",
     "load_trajectory",
+    "optimize_excitation",
     "save_trajectory",
 ]

@@ -1,0 +1,511 @@
+"""Optimized excitation: minimize the base regressor's condition number under joint limits.
+
+Seed 004 section IV (condition-number optimization of Fourier coefficients with joint and Cartesian
+constraints), seed 000 section 5.2.2 (Swevers series, eq. 78-80).
+
+Variables per joint ``k``: ``[q_k0, a_k1..a_kL, b_k1..b_kL]``. Position, velocity and acceleration
+on a time grid, and the start/end at rest (``sum_l a_kl = 0``, ``sum_l l b_kl = 0``), are linear in
+them: SLSQP gets those constraints with constant Jacobians and only the objective is nonlinear. The
+objective's gradient is exact: the regressor is linear in the parameters, so ``u^T dY v`` is the
+derivative of the torques ``Y v`` of the parameter vector ``v`` along the singular vectors, which
+pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant).
+
+The condition number (issue 3) is ``numpy.linalg.cond`` of the base regressor (rigid body, viscous,
+Coulomb and offset friction per joint, no armature, SI units, no column scaling) stacked over one
+period sampled at 50 Hz (``t = 0, 0.02, ... < T``), where velocities below 1e-9 rad/s count as zero
+(``sign(0) = 0`` at the rest sample ``t = 0`` whatever the round-off): :func:`excitation_condition_number`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+import scipy.optimize
+
+from dynid_ros.base_parameters import BaseParameters, compute_base_parameters
+from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
+from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
+from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
+from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
+from dynid_ros.excitation.trajectory_file import CHECK_RATE_HZ, ExcitationTrajectory
+from dynid_ros.model import RobotModel
+from dynid_ros.regressor import regressor_3d
+
+CONDITION_RATE_HZ = 50.0
+"""Sampling rate of the condition number's definition."""
+CONDITION_FRICTION = ("viscous", "coulomb", "offset")
+OBJECTIVES = ("cond", "logdet")
+GRID_SHRINK = 0.995
+"""The optimizer's grid uses this fraction of the limits, so the 1 kHz check rarely needs rescaling."""
+DEFAULT_FREQUENCY_HZ = 0.1
+REST_VELOCITY = 1e-9
+"""Velocities [rad/s] below this count as zero in the Coulomb column (the samples at rest, t = k T)."""
+
+
+@dataclass
+class ExcitationOptions:
+    """Options of :func:`optimize_excitation`.
+
+    Attributes:
+        harmonics: L; frequency_hz or wf: fundamental frequency (default 0.1 Hz);
+        seed: seeds the starts (start ``i`` uses ``default_rng([seed, i])``);
+        time_budget_s: wall-time budget; the best feasible result so far is returned when it runs out;
+        n_starts: number of seeded starts; max_iterations: SLSQP iterations per start;
+        objective: ``cond`` (condition number) or ``logdet`` (D-optimality, maximize log det Y^T Y);
+        config: the ``excitation:`` config section, for :func:`limits_from_model`;
+        margins: overrides of the config's ``margins``; limits: explicit limits (skip the model's);
+        torque_limits: also bound the nominal model's torques (effort limits x margin);
+        cartesian_boxes: ``{frame: [[xlo, xhi], [ylo, yhi], [zlo, zhi]]}`` in the base frame (seed 004);
+        grid_rate_hz: objective sampling rate (50 Hz is the condition number's definition);
+        constraint_points: constraint grid points per period (default 40 per harmonic, at least 200);
+        max_condition_number: a best result above this is an :class:`ExcitationError`.
+    """
+
+    harmonics: int = 5
+    frequency_hz: float | None = None
+    wf: float | None = None
+    seed: int = 0
+    time_budget_s: float = 120.0
+    n_starts: int = 8
+    max_iterations: int = 150
+    objective: str = "cond"
+    config: dict = field(default_factory=dict)
+    margins: dict = field(default_factory=dict)
+    limits: ExcitationLimits | None = None
+    torque_limits: bool = False
+    cartesian_boxes: dict = field(default_factory=dict)
+    grid_rate_hz: float = CONDITION_RATE_HZ
+    constraint_points: int | None = None
+    max_condition_number: float = 1000.0
+
+    @property
+    def pulsation(self) -> float:
+        """``wf`` [rad/s] from ``wf`` or ``frequency_hz``."""
+        if self.wf is not None:
+            return float(self.wf)
+        return 2.0 * math.pi * float(self.frequency_hz if self.frequency_hz is not None else DEFAULT_FREQUENCY_HZ)
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` on an invalid option."""
+        if self.wf is not None and self.frequency_hz is not None:
+            raise ConfigError("give the excitation frequency as frequency_hz or wf, not both")
+        if not (isinstance(self.harmonics, int) and self.harmonics >= 1):
+            raise ConfigError(f"harmonics must be a positive integer, got {self.harmonics!r}")
+        if not self.pulsation > 0 or not math.isfinite(self.pulsation):
+            raise ConfigError(f"the excitation frequency must be positive, got wf = {self.pulsation}")
+        if self.objective not in OBJECTIVES:
+            raise ConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if not self.time_budget_s > 0:
+            raise ConfigError(f"time budget must be positive, got {self.time_budget_s}")
+        if self.n_starts < 1 or self.max_iterations < 1:
+            raise ConfigError("n_starts and max_iterations must be >= 1")
+        if not self.grid_rate_hz > 0:
+            raise ConfigError(f"grid rate must be positive, got {self.grid_rate_hz}")
+        for frame, box in self.cartesian_boxes.items():
+            array = np.asarray(box, dtype=float) if isinstance(box, (list, tuple)) else np.zeros(0)
+            if array.shape != (3, 2) or np.any(array[:, 1] <= array[:, 0]):
+                raise ConfigError(f"cartesian box of {frame}: expected [[xlo, xhi], [ylo, yhi], [zlo, zhi]], "
+                                  f"got {box!r}")
+
+    @classmethod
+    def from_config(cls, section: dict | None, **overrides: object) -> ExcitationOptions:
+        """Options from an ``excitation:`` config section; keyword overrides that are not None win."""
+        section = dict(section or {})
+        known = {"harmonics", "frequency_hz", "wf", "seed", "time_budget_s", "n_starts", "max_iterations",
+                 "objective", "torque_limits", "cartesian_boxes", "grid_rate_hz", "constraint_points",
+                 "max_condition_number"}
+        values = {k: v for k, v in section.items() if k in known}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "frequency_hz" in overrides and overrides["frequency_hz"] is not None:
+            values.pop("wf", None)
+        try:
+            options = cls(config=section, **values)
+        except TypeError as err:
+            raise ConfigError(f"excitation options: {err}") from err
+        options.check()
+        return options
+
+
+def condition_times(period: float, rate_hz: float = CONDITION_RATE_HZ) -> np.ndarray:
+    """Sample times of one period at ``rate_hz``: ``k / rate`` for every ``k`` with ``k / rate < period``."""
+    return np.arange(int(math.ceil(period * rate_hz - 1e-9))) / rate_hz
+
+
+def condition_base(model: RobotModel) -> BaseParameters:
+    """Base parameters of the condition number's layout (viscous, Coulomb, offset; no armature)."""
+    return compute_base_parameters(model, model.layout_for(CONDITION_FRICTION, armature=False))
+
+
+def excitation_condition_number(model: RobotModel, trajectory: FourierTrajectory,
+                                base: BaseParameters | None = None) -> float:
+    """``numpy.linalg.cond`` of the base regressor over one period at 50 Hz (module docstring)."""
+    if tuple(trajectory.joints) != tuple(model.joints):
+        raise TrajectoryError(f"trajectory joints {list(trajectory.joints)} differ from the model's "
+                              f"{list(model.joints)}")
+    base = base or condition_base(model)
+    q, dq, ddq = trajectory.evaluate(condition_times(trajectory.period))
+    w = regressor_3d(model, base.layout, q, _snap_rest(dq), ddq)[:, :, base.independent]
+    return float(np.linalg.cond(w.reshape(-1, base.n_base)))
+
+
+def _snap_rest(dq: np.ndarray) -> np.ndarray:
+    """Velocities below :data:`REST_VELOCITY` set to zero, so ``sign(q')`` at rest does not depend on round-off."""
+    return np.where(np.abs(dq) < REST_VELOCITY, 0.0, dq)
+
+
+class _BudgetExhausted(Exception):
+    """Raised inside SLSQP's callbacks when the time budget runs out."""
+
+
+class _Problem:
+    """The optimization problem: variables, objective with gradient, linear and nonlinear constraints."""
+
+    def __init__(self, model: RobotModel, options: ExcitationOptions, limits: ExcitationLimits,
+                 base: BaseParameters) -> None:
+        self.model, self.options, self.limits, self.base = model, options, limits, base
+        self.n, self.harmonics, self.wf = model.n_dof, options.harmonics, options.pulsation
+        self.width = 2 * self.harmonics + 1
+        period = 2 * math.pi / self.wf
+        self.t_obj = condition_times(period, options.grid_rate_hz)
+        self.b_obj = basis_matrices(self.t_obj, self.wf, self.harmonics)
+        points = options.constraint_points or max(200, 40 * self.harmonics)
+        self.t_con = np.arange(points) * period / points
+        self.b_con = basis_matrices(self.t_con, self.wf, self.harmonics)
+        self.a_ub, self.b_ub = self._linear_inequalities()
+        self.a_eq = np.kron(np.eye(self.n), self._rest_rows())
+        layout = base.layout
+        self.fv = np.array([layout.joint_index(j, "fv") for j in range(self.n)])
+        self.pm = pin.Model(model.pin_model)
+        self.pm.armature[:] = 0.0
+        self.pdata = self.pm.createData()
+        self.p0 = [np.array(self.pm.inertias[k + 1].toDynamicParameters()) for k in range(self.n)]
+        self.p0 = [p if p[0] > 1e-3 else p + np.array([1.0, 0, 0, 0, 1, 0, 1, 0, 0, 1]) for p in self.p0]
+        self.nonlinear = options.torque_limits and limits.effort is not None
+        self.frames = {name: _frame_id(model, name) for name in options.cartesian_boxes}
+        self.t_nl = np.arange(max(100, 20 * self.harmonics)) * period / max(100, 20 * self.harmonics)
+        self.b_nl = basis_matrices(self.t_nl, self.wf, self.harmonics)
+
+    # --- variables ---------------------------------------------------------------------------------
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        blocks = x.reshape(self.n, self.width)
+        return blocks[:, 0], blocks[:, 1:]
+
+    def trajectory(self, x: np.ndarray) -> FourierTrajectory:
+        q0, c = self.split(x)
+        return FourierTrajectory(self.model.joints, self.wf, q0, c[:, :self.harmonics], c[:, self.harmonics:])
+
+    def states(self, x: np.ndarray, bases: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        q0, c = self.split(x)
+        return q0 + bases[0] @ c.T, bases[1] @ c.T, bases[2] @ c.T
+
+    def _rest_rows(self) -> np.ndarray:
+        """Per joint: ``sum_l a_l = 0`` and ``sum_l l b_l = 0`` (velocity and acceleration zero at t = 0)."""
+        rows = np.zeros((2, self.width))
+        rows[0, 1:1 + self.harmonics] = 1.0
+        rows[1, 1 + self.harmonics:] = np.arange(1, self.harmonics + 1)
+        return rows
+
+    def project_rest(self, x: np.ndarray) -> np.ndarray:
+        """Nearest point satisfying the rest equalities exactly."""
+        rows = self._rest_rows()
+        blocks = x.reshape(self.n, self.width).copy()
+        blocks -= (np.linalg.solve(rows @ rows.T, rows @ blocks.T)).T @ rows
+        return blocks.reshape(-1)
+
+    def _linear_inequalities(self) -> tuple[np.ndarray, np.ndarray]:
+        """``A x <= b``: position, velocity, acceleration on the constraint grid, one block per joint."""
+        bq, bdq, bddq = self.b_con
+        m = len(self.t_con)
+        one, zero = np.ones((m, 1)), np.zeros((m, 1))
+        block = np.vstack([np.hstack([one, bq]), np.hstack([-one, -bq]), np.hstack([zero, bdq]),
+                           np.hstack([zero, -bdq]), np.hstack([zero, bddq]), np.hstack([zero, -bddq])])
+        lim = self.limits
+        lower, upper = lim.position[:, 0], lim.position[:, 1]
+        inset = (1 - GRID_SHRINK) * 0.5 * (upper - lower)
+        rhs = [np.concatenate([np.full(m, upper[k] - inset[k]), np.full(m, -(lower[k] + inset[k])),
+                               np.full(2 * m, GRID_SHRINK * lim.velocity[k]),
+                               np.full(2 * m, GRID_SHRINK * lim.acceleration[k])]) for k in range(self.n)]
+        return np.kron(np.eye(self.n), block), np.concatenate(rhs)
+
+    def linear_violation(self, x: np.ndarray) -> float:
+        return float(max(np.max(self.a_ub @ x - self.b_ub), np.max(np.abs(self.a_eq @ x))))
+
+    # --- objective ---------------------------------------------------------------------------------
+    def objective(self, x: np.ndarray, gradient: bool = True) -> tuple[float, np.ndarray | None]:
+        """``log cond`` (or ``-log det / 2``) of the base regressor on the objective grid, and its gradient."""
+        q, dq, ddq = self.states(x, self.b_obj)
+        dq = _snap_rest(dq)
+        w = regressor_3d(self.model, self.base.layout, q, dq, ddq)[:, :, self.base.independent]
+        flat = w.reshape(-1, self.base.n_base)
+        eigenvalues, vectors = np.linalg.eigh(flat.T @ flat)
+        if eigenvalues[0] <= 1e-300:
+            return 1e3, np.zeros_like(x) if gradient else None
+        sigma = np.sqrt(eigenvalues)
+        if self.options.objective == "cond":
+            value = float(np.log(sigma[-1] / sigma[0]))
+            terms = [(-1.0 / sigma[0], vectors[:, 0], sigma[0]), (1.0 / sigma[-1], vectors[:, -1], sigma[-1])]
+        else:
+            value = float(-np.sum(np.log(sigma)))
+            terms = [(-1.0 / s, vectors[:, i], s) for i, s in enumerate(sigma)]
+        if not gradient:
+            return value, None
+        # d sigma_i = u_i^T dY v_i with u_i = Y v_i / sigma_i; d value = sum weight_i d sigma_i.
+        covectors = [(weight / s) * (w @ v) for weight, v, s in terms]
+        gq, gdq, gddq = self._torque_gradient([v for _, v, _ in terms], covectors, q, dq, ddq)
+        return value, self._chain(gq, gdq, gddq, self.b_obj)
+
+    def _torque_gradient(self, directions: list[np.ndarray], covectors: list[np.ndarray], q: np.ndarray,
+                         dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``sum_i sum_s c_is^T d tau_s(v_i)`` by q, q', q'' per sample, each (N, n).
+
+        The rigid-body torques of an arbitrary parameter vector ``v`` are those of ``v + p0`` minus
+        those of ``p0`` (nominal inertias, mass > 0), which pinocchio's inertias can represent.
+        """
+        full = np.zeros((len(directions), self.base.n_parameters))
+        full[:, self.base.independent] = np.array(directions)
+        gq, gdq, gddq = (np.zeros_like(q) for _ in range(3))
+        passes = [(full[i], covectors[i]) for i in range(len(directions))]
+        passes.append((np.zeros(self.base.n_parameters), -np.sum(covectors, axis=0)))
+        configuration = self.model.configuration(q)
+        for parameters, covector in passes:
+            for k in range(self.n):
+                self.pm.inertias[k + 1] = pin.Inertia.FromDynamicParameters(parameters[10 * k:10 * k + 10]
+                                                                           + self.p0[k])
+            for s in range(len(q)):
+                pin.computeRNEADerivatives(self.pm, self.pdata, configuration[s], dq[s], ddq[s])
+                c = covector[s]
+                gq[s] += c @ self.pdata.dtau_dq
+                gdq[s] += c @ self.pdata.dtau_dv
+                m = self.pdata.M
+                gddq[s] += c @ np.triu(m) + np.triu(m, 1) @ c
+            gdq += covector * parameters[self.fv]  # viscous friction; Coulomb and offset have no slope
+        return gq, gdq, gddq
+
+    def _chain(self, gq: np.ndarray, gdq: np.ndarray, gddq: np.ndarray, bases: tuple[np.ndarray, ...]
+               ) -> np.ndarray:
+        """Gradient by the variables from gradients by the states on a grid."""
+        out = np.empty((self.n, self.width))
+        out[:, 0] = gq.sum(axis=0)
+        out[:, 1:] = gq.T @ bases[0] + gdq.T @ bases[1] + gddq.T @ bases[2]
+        return out.reshape(-1)
+
+    # --- nonlinear constraints (torques, Cartesian boxes) ------------------------------------------
+    def nonlinear_constraints(self, x: np.ndarray) -> np.ndarray:
+        """Values that must be >= 0: effort margins and Cartesian box margins on the coarse grid."""
+        q, dq, ddq = self.states(x, self.b_nl)
+        parts = []
+        if self.nonlinear:
+            tau = nominal_torques(self.model, q, dq, ddq)
+            parts += [(self.limits.effort - tau).reshape(-1), (self.limits.effort + tau).reshape(-1)]
+        for name, frame in self.frames.items():
+            box = np.asarray(self.options.cartesian_boxes[name], dtype=float)
+            p = self._frame_positions(q, frame)
+            parts += [(p - box[:, 0]).reshape(-1), (box[:, 1] - p).reshape(-1)]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def nonlinear_jacobian(self, x: np.ndarray) -> np.ndarray:
+        q, dq, ddq = self.states(x, self.b_nl)
+        rows = []
+        if self.nonlinear:
+            dq_, dv_, da_ = nominal_torque_jacobians(self.model, q, dq, ddq)
+            jac = self._state_jacobian(dq_, dv_, da_)
+            rows += [-jac, jac]
+        for frame in self.frames.values():
+            jq = self._frame_jacobians(q, frame)
+            jac = self._state_jacobian(jq, np.zeros_like(jq), np.zeros_like(jq))
+            rows += [jac, -jac]
+        return np.vstack(rows)
+
+    def _state_jacobian(self, dq_: np.ndarray, dv_: np.ndarray, da_: np.ndarray) -> np.ndarray:
+        """(N * r, n_var) Jacobian of per-sample outputs (N, r) from their (N, r, n) state Jacobians."""
+        bq, bdq, bddq = self.b_nl
+        n_samples, r, _ = dq_.shape
+        out = np.zeros((n_samples, r, self.n, self.width))
+        out[:, :, :, 0] = dq_
+        out[:, :, :, 1:] = (dq_[..., None] * bq[:, None, None, :] + dv_[..., None] * bdq[:, None, None, :]
+                            + da_[..., None] * bddq[:, None, None, :])
+        return out.reshape(n_samples * r, -1)
+
+    def _frame_positions(self, q: np.ndarray, frame: int) -> np.ndarray:
+        pm, data = self.model.pin_model, self.model.pin_model.createData()
+        out = np.zeros((len(q), 3))
+        for s, qs in enumerate(self.model.configuration(q)):
+            pin.framesForwardKinematics(pm, data, qs)
+            out[s] = data.oMf[frame].translation
+        return out
+
+    def _frame_jacobians(self, q: np.ndarray, frame: int) -> np.ndarray:
+        pm, data = self.model.pin_model, self.model.pin_model.createData()
+        out = np.zeros((len(q), 3, self.n))
+        for s, qs in enumerate(self.model.configuration(q)):
+            out[s] = pin.computeFrameJacobian(pm, data, qs, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
+        return out
+
+    @property
+    def has_nonlinear(self) -> bool:
+        return self.nonlinear or bool(self.frames)
+
+    # --- starts --------------------------------------------------------------------------------------
+    def start(self, rng: np.random.Generator) -> np.ndarray:
+        """A random feasible start: random coefficients at rest, each joint scaled to 70 % of its room."""
+        x = np.zeros((self.n, self.width))
+        x[:, 0] = self.limits.position.mean(axis=1)
+        x[:, 1:] = rng.uniform(-1.0, 1.0, (self.n, 2 * self.harmonics))
+        x = self.project_rest(x.reshape(-1)).reshape(self.n, self.width)
+        q0 = x[:, 0]
+        q, dq, ddq = self.states(x.reshape(-1), self.b_con)
+        lim = self.limits
+        room = np.minimum(lim.position[:, 1] - q0, q0 - lim.position[:, 0])
+        scale = np.min([room / np.abs(q - q0).max(axis=0), lim.velocity / np.abs(dq).max(axis=0),
+                        lim.acceleration / np.abs(ddq).max(axis=0)], axis=0)
+        x[:, 1:] *= 0.7 * scale[:, None]
+        return x.reshape(-1)
+
+
+def _frame_id(model: RobotModel, name: str) -> int:
+    if not model.pin_model.existFrame(name):
+        raise ConfigError(f"cartesian box: the robot has no frame {name!r}")
+    return int(model.pin_model.getFrameId(name))
+
+
+@dataclass
+class _Best:
+    value: float = math.inf
+    x: np.ndarray | None = None
+
+
+def optimize_excitation(model: RobotModel, options: ExcitationOptions, progress: bool = True
+                        ) -> ExcitationTrajectory:
+    """Find an exciting trajectory within the limits (module docstring); deterministic for a seed
+    when the time budget does not cut a start short.
+
+    Raises:
+        ExcitationError: no start found a feasible trajectory, or the best one excites the robot too
+            little (condition number above ``options.max_condition_number``): limits too tight for
+            the frequency, Cartesian boxes that exclude the start, torques above the limits.
+    """
+    from threadpoolctl import threadpool_limits
+
+    options.check()
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend (2-core machines)
+        return _optimize(model, options, progress)
+
+
+def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> ExcitationTrajectory:
+    started = time.perf_counter()
+    deadline = started + options.time_budget_s
+    limits = options.limits
+    if limits is None:
+        config = dict(options.config)
+        config["margins"] = {**(config.get("margins") or {}), **options.margins}
+        if options.torque_limits:
+            config["torque_limits"] = True
+        limits = limits_from_model(model, config)
+    if limits.n_dof != model.n_dof:
+        raise ConfigError(f"limits have {limits.n_dof} joints, the model {model.n_dof}")
+    if options.torque_limits and limits.effort is None:
+        raise ConfigError("torque_limits needs effort limits")
+    base = condition_base(model)
+    problem = _Problem(model, options, limits, base)
+    best = _Best()
+    constraints = [
+        {"type": "ineq", "fun": lambda x: problem.b_ub - problem.a_ub @ x, "jac": lambda x: -problem.a_ub},
+        {"type": "eq", "fun": lambda x: problem.a_eq @ x, "jac": lambda x: problem.a_eq},
+    ]
+    if problem.has_nonlinear:
+        constraints.append({"type": "ineq", "fun": problem.nonlinear_constraints,
+                            "jac": problem.nonlinear_jacobian})
+
+    def feasible(x: np.ndarray) -> bool:
+        if problem.linear_violation(x) > 1e-9:
+            return False
+        return not problem.has_nonlinear or bool(np.min(problem.nonlinear_constraints(x)) >= -1e-9)
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        if time.perf_counter() > deadline:
+            raise _BudgetExhausted
+        value, grad = problem.objective(x)
+        if value < best.value and feasible(x):
+            best.value, best.x = value, x.copy()
+        return value, grad
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=options.n_starts, desc="excitation", unit="start", disable=not progress, file=sys.stderr)
+    starts_done, iterations = 0, 0
+    try:
+        for i in range(options.n_starts):
+            x_start = problem.start(np.random.default_rng([options.seed, i]))
+            try:
+                result = scipy.optimize.minimize(fun, x_start, jac=True, method="SLSQP", constraints=constraints,
+                                                 options={"maxiter": options.max_iterations, "ftol": 1e-7})
+                iterations += int(result.nit)
+            except _BudgetExhausted:
+                break
+            starts_done += 1
+            bar.update(1)
+            if best.x is not None:
+                bar.set_postfix(cond=f"{math.exp(best.value):.1f}" if options.objective == "cond"
+                                else f"{-best.value:.1f}")
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    if best.x is None:
+        raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
+                              "(torque limits or Cartesian boxes that exclude every start?)")
+    trajectory = _verified(problem, problem.project_rest(best.x))
+    condition = excitation_condition_number(model, trajectory, base)
+    if not condition <= options.max_condition_number:
+        raise ExcitationError(
+            f"the limits are too tight to excite the robot at wf = {problem.wf:.4g} rad/s: the best condition "
+            f"number is {condition:.3g} (accepted up to {options.max_condition_number:g}); allow larger "
+            "acceleration/velocity/position ranges or change the frequency")
+    margins = check_trajectory_limits(trajectory, limits, CHECK_RATE_HZ,
+                                      model=model if limits.effort is not None else None)
+    _check_cartesian(problem, trajectory)
+    info = {
+        "objective": options.objective, "seed": options.seed, "starts": starts_done, "iterations": iterations,
+        "time_s": round(time.perf_counter() - started, 3), "frequency_hz": problem.wf / (2 * math.pi),
+        "n_base": base.n_base, "margins": margins,
+    }
+    if options.cartesian_boxes:
+        info["cartesian_boxes"] = {k: np.asarray(v, dtype=float).tolist() for k, v in options.cartesian_boxes.items()}
+    return ExcitationTrajectory(trajectory, limits, condition, info)
+
+
+def _verified(problem: _Problem, x: np.ndarray) -> FourierTrajectory:
+    """The trajectory of ``x``, its motion about ``q0`` scaled down if the 1 kHz grid finds it over a limit."""
+    trajectory = problem.trajectory(x)
+    limits = problem.limits
+    n = int(math.ceil(trajectory.period * CHECK_RATE_HZ))
+    q, dq, ddq = trajectory.evaluate(np.linspace(0.0, trajectory.period, n + 1))
+    offset = q - trajectory.q0
+    with np.errstate(divide="ignore"):
+        ratios = np.concatenate([(limits.position[:, 1] - trajectory.q0) / offset.max(axis=0),
+                                 (trajectory.q0 - limits.position[:, 0]) / -offset.min(axis=0),
+                                 limits.velocity / np.abs(dq).max(axis=0),
+                                 limits.acceleration / np.abs(ddq).max(axis=0)])
+    ratios = ratios[ratios > 0]
+    scale = float(np.min(ratios))
+    return trajectory if scale >= 1.0 else trajectory.scaled(scale * (1 - 1e-9))
+
+
+def _check_cartesian(problem: _Problem, trajectory: FourierTrajectory) -> None:
+    """Cartesian boxes at 100 Hz on the final trajectory."""
+    if not problem.frames:
+        return
+    t = np.arange(int(math.ceil(trajectory.period * 100.0))) / 100.0
+    q = trajectory.evaluate(t)[0]
+    for name, frame in problem.frames.items():
+        box = np.asarray(problem.options.cartesian_boxes[name], dtype=float)
+        p = problem._frame_positions(q, frame)
+        bad = np.argwhere((p < box[:, 0] - 1e-6) | (p > box[:, 1] + 1e-6))
+        if bad.size:
+            s, axis = bad[0]
+            raise ExcitationError(f"frame {name}: {'xyz'[axis]} = {p[s, axis]:.4g} m at t = {t[s]:.2f} s leaves "
+                                  f"its box [{box[axis, 0]:.4g}, {box[axis, 1]:.4g}]")
