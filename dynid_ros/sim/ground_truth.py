@@ -16,9 +16,12 @@ The torque a joint reports is (:mod:`dynid_ros.parameters`, seed 000 eq. 27)::
     effort = M(q) q'' + c(q, q') + g(q) + fv q' + fc sign(q') + Ia q'' + bias + noise
 
 so the true parameter vector has ``fo = bias``. :meth:`GroundTruth.parameters` returns it in any
-:class:`~dynid_ros.parameters.ParameterLayout` of the model; :meth:`GroundTruth.write_urdf` writes
-the truth URDF (perturbed inertials and ``<dynamics damping friction>``; armature and sensor terms
-have no URDF element).
+:class:`~dynid_ros.parameters.ParameterLayout` of the model (:meth:`GroundTruth.parameter_vector`);
+:meth:`GroundTruth.write_urdf` writes the truth URDF (perturbed inertials and ``<dynamics damping
+friction>``; armature and sensor terms have no URDF element, they are listed in a comment). The
+truth URDF carries a marker comment: applying the same GroundTruth to it again leaves its inertials
+unchanged, so ``Simulator(truth_urdf, truth)`` simulates the same robot as ``Simulator(urdf, truth)``
+(only the controller's nominal model differs).
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ import numpy as np
 from dynid_ros.errors import ConfigError
 from dynid_ros.model import RobotModel, nominal_parameters
 from dynid_ros.parameters import ParameterLayout
+
+TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias"})
+"""Keys of the ``simulation.truth`` config mapping (the fields of :class:`GroundTruth` but ``seed``)."""
+
+MARKER_PREFIX = "dynid_ros.sim ground truth applied:"
 
 FACTOR_RANGE = (0.5, 1.5)
 """Relative perturbation factors are clipped to this range (a link never loses half its mass)."""
@@ -79,34 +87,46 @@ class GroundTruth:
 
     @classmethod
     def from_config(cls, mapping: Mapping | None, seed: int | None = None) -> GroundTruth:
-        """Read the ``simulation:`` section of a robot config (its ``truth:`` and ``sensor:`` keys).
+        """From the ``simulation:`` section of a robot config (its ``truth:`` mapping and ``seed``), or
+        from the ``truth:`` mapping itself. ``seed`` overrides the config's. Unknown keys are an error::
 
-        ``seed`` overrides the section's ``seed``. Unknown keys are an error.
+            simulation:
+              seed: 0
+              truth: {mass: 0.1, com: 0.01, inertia: 0.1, damping: [...], friction: [...],
+                      armature: [...], noise: 0.05, bias: [...]}
         """
         mapping = dict(mapping or {})
-        truth = dict(mapping.get("truth") or {})
-        sensor = dict(mapping.get("sensor") or {})
-        known_truth = {"mass", "com", "inertia", "damping", "friction", "armature"}
-        unknown = sorted(set(truth) - known_truth) + sorted(set(sensor) - {"noise", "bias"})
+        if TRUTH_KEYS.isdisjoint(mapping) or "truth" in mapping:  # the simulation section
+            truth = dict(mapping.get("truth") or {})
+            truth.setdefault("seed", mapping.get("seed", 0))
+        else:
+            truth = mapping
+        unknown = sorted(set(truth) - TRUTH_KEYS - {"seed"})
         if unknown:
-            raise ConfigError(f"simulation: unknown truth/sensor key(s) {unknown}; truth takes "
-                              f"{', '.join(sorted(known_truth))}; sensor takes bias, noise")
+            raise ConfigError(f"simulation.truth: unknown key(s) {unknown}; use {', '.join(sorted(TRUTH_KEYS))}")
         values: dict[str, object] = {}
         for key in ("mass", "com", "inertia"):
-            if key in truth:
+            if truth.get(key) is not None:
                 values[key] = _number(truth[key], f"simulation.truth.{key}")
-        for key in ("damping", "friction", "armature"):
+        for key in ("damping", "friction", "armature", "noise", "bias"):
             if truth.get(key) is not None:
                 values[key] = _per_joint(truth[key], f"simulation.truth.{key}")
-        for key in ("noise", "bias"):
-            if sensor.get(key) is not None:
-                values[key] = _per_joint(sensor[key], f"simulation.sensor.{key}")
-        chosen = mapping.get("seed", 0) if seed is None else seed
+        chosen = truth.get("seed", 0) if seed is None else seed
         try:
             values["seed"] = int(chosen)
         except (TypeError, ValueError) as err:
             raise ConfigError(f"simulation.seed must be an integer, got {chosen!r}") from err
         return cls(**values)
+
+    @property
+    def marker(self) -> str:
+        """The comment that :meth:`write_urdf` puts in a truth URDF: applying this truth to that URDF
+        again leaves its inertials unchanged (a GroundTruth is idempotent)."""
+        return f"{MARKER_PREFIX} mass={self.mass!r} com={self.com!r} inertia={self.inertia!r} seed={self.seed}"
+
+    def already_applied(self, model: RobotModel) -> bool:
+        """True when ``model`` was loaded from a URDF that :meth:`write_urdf` wrote with these inertials."""
+        return model.urdf_xml is not None and f"<!-- {self.marker} -->" in model.urdf_xml
 
     # ------------------------------------------------------------------------------------------
     # Per-joint values
@@ -132,17 +152,19 @@ class GroundTruth:
     def link_inertias(self, model: RobotModel) -> dict[str, object]:
         """The true ``pinocchio.Inertia`` of each moved URDF link, in the link's own frame.
 
-        Deterministic: the same seed and model give the same values on every call.
+        Deterministic: the same seed and model give the same values on every call. A model loaded
+        from this truth's own URDF (:meth:`already_applied`) keeps its inertials.
         """
         from dynid_ros.urdf_writer import urdf_link_inertia
 
         root = _urdf_root(model)
         rng = np.random.default_rng(self.seed)
+        applied = self.already_applied(model)
         out = {}
         for link in model.links:
             nominal = urdf_link_inertia(root, link)
             draws = rng.standard_normal(7)  # always draw, so each link's values do not depend on the others
-            out[link] = _perturbed(nominal, draws, self.mass, self.com, self.inertia)
+            out[link] = nominal if applied else _perturbed(nominal, draws, self.mass, self.com, self.inertia)
         return out
 
     def body_parameters(self, model: RobotModel) -> np.ndarray:
@@ -169,7 +191,7 @@ class GroundTruth:
     # ------------------------------------------------------------------------------------------
     # Outputs
 
-    def parameters(self, model: RobotModel, layout: ParameterLayout) -> np.ndarray:
+    def parameter_vector(self, model: RobotModel, layout: ParameterLayout) -> np.ndarray:
         """The TRUE parameter vector in ``layout`` (:mod:`dynid_ros.parameters`): perturbed links
         about their joint frames, then per joint ``fv``, ``fc``, ``fo`` (= sensor bias), ``Ia``."""
         if tuple(layout.joints) != tuple(model.joints):
@@ -194,7 +216,7 @@ class GroundTruth:
 
         path = Path(path)
         layout = model.layout_for(("viscous", "coulomb"), armature=False)
-        delta = self.parameters(model, layout)
+        delta = self.parameter_vector(model, layout)
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as tmp:
             temporary = Path(tmp.name)
@@ -202,12 +224,20 @@ class GroundTruth:
             warnings = write_identified_urdf(model, layout, delta, temporary)
             if warnings:
                 raise ConfigError(f"truth URDF not exact: {'; '.join(warnings)}")
-            text = temporary.read_text().replace("identified by dynid_ros", "ground truth written by dynid_ros.sim", 1)
+            text = temporary.read_text().replace(
+                "<!-- identified by dynid_ros: <inertial> of identified links and joint <dynamics> updated -->",
+                f"<!-- {self.marker} -->\n<!-- <inertial> of the moved links perturbed, joint <dynamics damping "
+                f"friction> set; armature {self._joint_text(model, 'Ia')}, sensor noise "
+                f"{self._joint_text(model, 'noise')}, bias {self._joint_text(model, 'bias')} are not URDF elements "
+                f"-->", 1)
             temporary.write_text(text)
             temporary.replace(path)
         finally:
             temporary.unlink(missing_ok=True)
         return path
+
+    def _joint_text(self, model: RobotModel, key: str) -> str:
+        return "[" + ", ".join(f"{v:.6g}" for v in self.joint_values(model)[key]) + "]"
 
     def urdf_text(self, model: RobotModel) -> str:
         """The truth URDF as text (see :meth:`write_urdf`)."""

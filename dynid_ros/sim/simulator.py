@@ -158,7 +158,7 @@ class Simulator:
     def truth_parameters(self, friction: tuple[str, ...] = ("viscous", "coulomb", "offset"),
                          armature: bool = True) -> np.ndarray:
         """The true parameter vector in the layout ``model.layout_for(friction, armature)``."""
-        return self.truth.parameters(self.model, self.model.layout_for(friction, armature))
+        return self.truth.parameter_vector(self.model, self.model.layout_for(friction, armature))
 
     def write_truth_urdf(self, path: str | Path) -> Path:
         """Write the truth URDF that MuJoCo simulates (armature and sensor terms are not in it)."""
