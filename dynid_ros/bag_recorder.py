@@ -170,6 +170,9 @@ def _repair_sqlite3(path: Path, db: Path) -> dict:
                 conn.commit()
         finally:
             conn.close()
+    except sqlite3.OperationalError as err:
+        hint = " (is a recorder still writing it?)" if "locked" in str(err) else ""
+        raise BagError(f"{db}: cannot repair: {err}{hint}") from err
     except sqlite3.DatabaseError as err:
         raise BagError(f"{db}: unreadable database: {err}") from err
     total = sum(counts.values())
