@@ -1,0 +1,281 @@
+"""Estimators of the base parameters: OLS, WLS, and feasible estimation FBPE (seed 000 section 4.4).
+
+Rows of the base regressor ``w_b`` and of ``tau`` are sample-major (row ``s * n_dof + j``, see
+:mod:`dynid_ros.parameters`).
+
+FBPE (seed 000 eq. 64-75) minimizes the (weighted) residual over the full standard parameters
+``delta`` subject to the LMI of every link (:mod:`dynid_ros.feasibility`) and the bounds. The
+regressor is compressed first: ``[W tau] = Q [[R, rho1], [0, rho2]]`` so the problem only holds
+``R`` (n_base x n_base) and ``rho1`` whatever the number of samples (eq. 64-73).
+
+The data leave the unidentifiable part of ``delta`` (the null space of ``K``, and directions the
+data barely excite) free: on the real Panda, feasible fits with 2000-4000 kg links have the same
+error. With a ``prior`` (the nominal parameters), a second stage keeps the fit and picks, among
+the parameters consistent with the data, those closest to the prior:
+
+- consistent: the squared residual norm grows by at most ``sigma^2 chi2_{n_base}(0.95)``, i.e.
+  ``beta`` stays in the 95 % joint confidence region of the feasible least-squares fit
+  (``sigma^2`` from its residual as in seed 000 eq. 82; noise-free data leave no freedom);
+- closest: in the log-det divergence of the link matrices,
+  ``D(X || P) = tr(P^-1 X) - log det(P^-1 X) - n`` (the Bregman divergence of ``-log det``,
+  invariant to frames and units; it keeps every link matrix inside the feasible cone), plus
+  ``0.5 ((x - x0) / s)^2`` for the joint terms.
+
+Variables are scaled by the prior's mass and length per link
+(:func:`dynid_ros.feasibility.link_scales`) so the problem is well conditioned.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
+from dynid_ros.feasibility import (
+    DEFAULT_EPS,
+    SOLVED,
+    Bounds,
+    link_matrix_expressions,
+    link_scales,
+    parameter_scales,
+    scaled_link_matrix,
+    solve,
+    solver_name,
+)
+from dynid_ros.parameters import ParameterLayout
+
+PRIOR_EPS = 1e-4
+"""Default LMI margin of FBPE with a prior: relative to each link's mass and size (see
+:mod:`dynid_ros.feasibility`), so the triangle inequality holds with a margin a URDF keeps."""
+
+CONFIDENCE = 0.95
+"""Second stage of FBPE: the parameters stay in this joint confidence region of the fit."""
+
+
+@dataclass
+class LeastSquaresFit:
+    """A (weighted) least-squares estimate of the base parameters.
+
+    Attributes:
+        beta: estimate (n_base,).
+        std: standard deviation of each entry of ``beta`` (seed 000 eq. 81-82).
+        rel_std: ``100 std / |beta|`` [%] (seed 000 eq. 83, Table 6); ``inf`` where beta is 0.
+        weights: per-row weights used (ones for OLS; ``1 / sigma_j`` per joint for WLS).
+        residual_std: per joint, standard deviation of the unweighted residual.
+        residual_norm: ``||tau - W beta||`` (unweighted).
+    """
+
+    beta: np.ndarray
+    std: np.ndarray
+    rel_std: np.ndarray
+    weights: np.ndarray
+    residual_std: np.ndarray
+    residual_norm: float
+
+
+@dataclass
+class FeasibleFit:
+    """An FBPE estimate: feasible standard parameters ``delta`` and ``beta = K delta``.
+
+    ``status`` is the cvxpy status of the stage that produced ``delta`` (never upgraded);
+    ``stage_status`` has both stages; ``objective`` is the total weighted residual norm.
+    """
+
+    beta: np.ndarray
+    delta: np.ndarray
+    status: str
+    objective: float
+    stage_status: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _check(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> tuple[np.ndarray, np.ndarray]:
+    w_b = np.asarray(w_b, dtype=float)
+    tau = np.asarray(tau, dtype=float).reshape(-1)
+    if w_b.ndim != 2 or w_b.shape[0] != tau.size:
+        raise DataError(f"regressor has {w_b.shape[0]} rows but there are {tau.size} torque values")
+    if tau.size % n_dof:
+        raise DataError(f"{tau.size} torque values are not a whole number of samples of {n_dof} joints")
+    if w_b.shape[0] <= w_b.shape[1]:
+        raise DataError(f"{w_b.shape[0]} equations for {w_b.shape[1]} base parameters: need more samples")
+    if not (np.all(np.isfinite(w_b)) and np.all(np.isfinite(tau))):
+        raise DataError("the regressor or the torques contain NaN or Inf")
+    return w_b, tau
+
+
+def compress(w_b: np.ndarray, tau: np.ndarray, weights: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, float]:
+    """``R``, ``rho1`` and ``||rho2||`` of the QR of the weighted ``[W tau]`` (seed 000 eq. 64-70).
+
+    ``||tau - W beta||^2 = ||rho2||^2 + ||rho1 - R beta||^2`` for every ``beta``.
+    """
+    augmented = np.column_stack([w_b, tau])
+    if weights is not None:
+        augmented = augmented * np.asarray(weights, dtype=float)[:, None]
+    r_aug = scipy.linalg.qr(augmented, mode="r", overwrite_a=True, check_finite=False)[0]
+    n = w_b.shape[1]
+    return r_aug[:n, :n], r_aug[:n, n], float(abs(r_aug[n, n]))
+
+
+def _least_squares(w_b: np.ndarray, tau: np.ndarray, n_dof: int, weights: np.ndarray) -> LeastSquaresFit:
+    r, rho1, rho2 = compress(w_b, tau, weights)
+    diag = np.abs(np.diag(r))
+    weak = np.flatnonzero(diag <= 1e-12 * max(diag.max(), 1e-300))
+    if weak.size:
+        raise IdentifiabilityError(f"the regressor is rank deficient: base parameter(s) "
+                                   f"{', '.join(f'beta{i + 1}' for i in weak[:6])} not identifiable from this data")
+    beta = scipy.linalg.solve_triangular(r, rho1)
+    rows, n_base = w_b.shape
+    sigma2 = rho2**2 / (rows - n_base)  # seed 000 eq. 82 (weighted residual)
+    r_inv = scipy.linalg.solve_triangular(r, np.eye(n_base))
+    std = np.sqrt(sigma2 * np.sum(r_inv**2, axis=1))  # seed 000 eq. 81: diag(sigma^2 (W^T W)^-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_std = np.where(beta != 0, 100.0 * std / np.abs(beta), np.inf)
+    residual = (tau - w_b @ beta).reshape(-1, n_dof)
+    dof = residual.shape[0] - n_base / n_dof
+    residual_std = np.sqrt(np.sum(residual**2, axis=0) / max(dof, 1.0))
+    return LeastSquaresFit(beta, std, rel_std, weights, residual_std, float(np.linalg.norm(residual)))
+
+
+def ols(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
+    """Ordinary least squares (seed 000 eq. 60) with the standard deviations of eq. 81-83."""
+    w_b, tau = _check(w_b, tau, n_dof)
+    return _least_squares(w_b, tau, n_dof, np.ones(tau.size))
+
+
+def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
+    """Weighted least squares: each joint's rows weighted by ``1 / sigma_j``, ``sigma_j`` the standard
+    deviation of that joint's OLS residual (Gautier's per-joint noise weighting)."""
+    w_b, tau = _check(w_b, tau, n_dof)
+    first = _least_squares(w_b, tau, n_dof, np.ones(tau.size))
+    sigma = first.residual_std
+    floor = 1e-9 * max(float(np.sqrt(np.mean(tau**2))), 1e-300)
+    per_joint = 1.0 / np.maximum(sigma, floor)
+    per_joint = per_joint / np.exp(np.mean(np.log(per_joint)))  # geometric mean 1: same scale as OLS
+    return _least_squares(w_b, tau, n_dof, np.tile(per_joint, tau.size // n_dof))
+
+
+def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, consistency: str = "full",
+         bounds: Bounds | None = None, weights: np.ndarray | None = None, solver: str = "clarabel",
+         prior: np.ndarray | None = None, eps: float | None = None,
+         fit_tolerance: float | None = None, confidence: float = CONFIDENCE) -> FeasibleFit:
+    """Feasible Base Parameter Estimation, FBPE-OLS/WLS (seed 000 eq. 74-75), on the full ``delta``.
+
+    Args:
+        w_b: base regressor (rows, n_base); tau: torques (rows,).
+        K: (n_base, n_parameters) with ``beta = K delta`` (seed 000 eq. 38).
+        layout: the parameter layout of ``delta``.
+        consistency: ``physical`` (seed 000 eq. 17) or ``full`` (pseudo-inertia, seed 001).
+        bounds: extra bounds; None means the defaults (friction and armature >= 0).
+        weights: per-row weights (WLS), or None (OLS).
+        solver: ``clarabel`` or ``scs``.
+        prior: nominal ``delta``; when given, the unidentifiable part is resolved toward it (module
+            docstring) and the LMI margin is relative to the prior's mass and size.
+        eps: LMI margin; default ``PRIOR_EPS`` with a prior, seed 000's 1e-6 without.
+        fit_tolerance: allowed relative growth of the residual norm in the prior stage; by default
+            the growth a ``confidence`` joint confidence region of ``beta`` allows (module docstring).
+    """
+    import cvxpy as cp
+
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    solver_name(solver)
+    n_dof = layout.n_dof
+    w_b, tau = _check(w_b, tau, n_dof)
+    K = np.asarray(K, dtype=float)
+    if K.shape != (w_b.shape[1], layout.n_parameters):
+        raise ConfigError(f"K is {K.shape[0]}x{K.shape[1]}, expected {w_b.shape[1]}x{layout.n_parameters}")
+    if weights is not None and np.asarray(weights).shape != tau.shape:
+        raise ConfigError(f"weights have shape {np.asarray(weights).shape}, expected ({tau.size},)")
+    if prior is not None:
+        prior = np.asarray(prior, dtype=float).reshape(-1)
+        if prior.size != layout.n_parameters or not np.all(np.isfinite(prior)):
+            raise ConfigError(f"prior must be {layout.n_parameters} finite parameters")
+    eps = (PRIOR_EPS if prior is not None else DEFAULT_EPS) if eps is None else float(eps)
+    bounds = bounds or Bounds()
+
+    r, rho1, rho2 = compress(w_b, tau, weights)
+    scales = link_scales(prior, layout)
+    size = parameter_scales(layout, scales)  # delta = size * x
+    norm = max(float(np.linalg.norm(rho1)), 1e-300)
+    a = (r @ K) * size / norm
+    b = rho1 / norm
+    timings["compress"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    x = cp.Variable(layout.n_parameters)
+    delta = cp.multiply(size, x)
+    matrices = link_matrix_expressions(delta, layout, consistency, scales)
+    feasible_set = [m >> eps * np.eye(m.shape[0]) for m in matrices] + bounds.constraints(delta, layout, size)
+    residual = cp.norm(a @ x - b, 2)
+    fit = cp.Problem(cp.Minimize(residual), feasible_set)
+    status, seconds = solve(fit, solver)
+    timings["fit_solve"] = seconds
+    timings["fit_total"] = time.perf_counter() - start
+    stage_status = {"fit": status}
+    if status not in SOLVED:
+        raise EstimationError(f"FBPE ({solver}): solver status {status}: no feasible parameters fit the data "
+                              f"within the {consistency} consistency constraints and bounds")
+    best = float(fit.value)
+    solution = np.array(x.value)
+
+    if prior is not None:
+        start = time.perf_counter()
+        limit = np.sqrt(best**2 + _allowed_growth(best**2 + (rho2 / norm) ** 2, w_b.shape, fit_tolerance,
+                                                  confidence)) + 1e-9
+        objective = _prior_divergence(matrices, x, prior, layout, consistency, scales, size)
+        second = cp.Problem(cp.Minimize(objective), [*feasible_set, residual <= limit])
+        status2, seconds = solve(second, solver)
+        stage_status["prior"] = status2
+        timings["prior_solve"] = seconds
+        timings["prior_total"] = time.perf_counter() - start
+        if status2 in SOLVED:
+            solution, status = np.array(x.value), status2
+        else:
+            status = f"{status2} (prior stage; fit-stage solution returned)"
+
+    delta_value = size * solution
+    nonnegative = [i for s in bounds._nonnegative(layout) for i in layout.indices(s)]
+    delta_value[nonnegative] = np.maximum(delta_value[nonnegative], 0.0)  # solver round-off at the bound
+    beta = K @ delta_value
+    objective_value = float(np.sqrt(np.linalg.norm(rho1 - r @ beta) ** 2 + rho2**2))
+    return FeasibleFit(beta, delta_value, status, objective_value, stage_status,
+                       {k: round(v, 4) for k, v in timings.items()})
+
+
+def _allowed_growth(total2: float, shape: tuple[int, int], fit_tolerance: float | None, confidence: float) -> float:
+    """Allowed growth of the squared residual norm in the prior stage.
+
+    Default: ``sigma^2 chi2_{n_base}(confidence)`` with ``sigma^2 = ||r||^2 / (rows - n_base)``, the
+    boundary of the joint confidence region of the least-squares parameters (white residuals assumed).
+    """
+    if fit_tolerance is not None:
+        return (2.0 * fit_tolerance + fit_tolerance**2) * total2
+    from scipy.stats import chi2
+
+    rows, n_base = shape
+    return float(chi2.ppf(confidence, n_base)) * total2 / (rows - n_base)
+
+
+def _prior_divergence(matrices: list, x, prior: np.ndarray, layout: ParameterLayout, consistency: str,
+                      scales: np.ndarray, size: np.ndarray):
+    """Sum over links of the log-det divergence to the prior's link matrix (module docstring), plus a
+    scaled quadratic pull of the joint terms. A prior link matrix that is not positive definite is
+    shifted to a minimum eigenvalue of 1e-3 (in the scaled units, where the matrix is about 1)."""
+    import cvxpy as cp
+
+    terms = []
+    for k, matrix in enumerate(matrices):
+        p = scaled_link_matrix(prior[layout.link_slice(k)], consistency, *scales[k])
+        p = 0.5 * (p + p.T)
+        low = float(np.linalg.eigvalsh(p)[0])
+        if low < 1e-3:
+            p = p + (1e-3 - low) * np.eye(p.shape[0])
+        terms.append(cp.trace(np.linalg.inv(p) @ matrix) - cp.log_det(matrix))
+    joint = np.arange(layout.n_link_parameters, layout.n_parameters)
+    if joint.size:
+        terms.append(0.5 * cp.sum_squares(x[joint] - prior[joint] / size[joint]))
+    return cp.sum(cp.hstack(terms)) if len(terms) > 1 else terms[0]
