@@ -94,6 +94,7 @@ def limits_from_model(model: RobotModel, config: dict | None = None) -> Excitati
     if isinstance(config.get("excitation"), Mapping):
         config = dict(config["excitation"])
     joints = model.joints
+    config = {key: _without(value, model.locked) for key, value in config.items()}
     margins = {**DEFAULT_MARGINS, **_mapping(config.get("margins"), "margins")}
     for key, value in margins.items():
         if key not in DEFAULT_MARGINS:
@@ -135,6 +136,13 @@ def _mapping(value: object, name: str) -> dict:
     if not isinstance(value, Mapping):
         raise ConfigError(f"excitation {name}: expected a mapping, got {value!r}")
     return dict(value)
+
+
+def _without(value: object, locked: tuple[str, ...]) -> object:
+    """A per-joint mapping without the joints the model locked (a config written for the whole arm)."""
+    if isinstance(value, Mapping) and locked:
+        return {k: v for k, v in value.items() if k not in locked}
+    return value
 
 
 def _is_pair(value: object) -> bool:
