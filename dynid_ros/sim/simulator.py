@@ -82,6 +82,24 @@ class Simulator:
         self.saturated_steps = 0
         self.reset(np.zeros(self.model.n_dof))
 
+    @classmethod
+    def from_config(cls, urdf_path: str | Path, section: dict | None, seed: int | None = None,
+                    noise: float | None = None) -> Simulator:
+        """A simulator from the ``simulation:`` section of a robot config (``timestep``, ``seed``,
+        ``truth``, ``controller``); ``seed`` and ``noise`` (sensor noise std) override it."""
+        from dataclasses import replace
+
+        section = dict(section or {})
+        truth = GroundTruth.from_config(section, seed=seed)
+        if noise is not None:
+            truth = replace(truth, noise=float(noise))
+        try:
+            timestep = float(section.get("timestep", 1e-3))
+        except (TypeError, ValueError) as err:
+            raise SimulationError(f"simulation.timestep must be a number, got {section.get('timestep')!r}") from err
+        gains = Gains.from_config(section.get("controller"))
+        return cls(urdf_path, truth=truth, timestep=timestep, seed=truth.seed, gains=gains)
+
     @property
     def joints(self) -> tuple[str, ...]:
         """Joint names, in the order of every array."""
@@ -169,7 +187,9 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
                      progress: bool = True) -> JointStateSeries:
     """Simulate a whole reference (sampled at ``1 / sim.timestep``) from its first state.
 
-    Returns the measured joint states (``t`` as given). ``info`` holds the truth of every sample:
+    Returns the measured joint states at the reference times ``t`` (a last sample closer than one
+    timestep to the previous one, as the exact end of a sampled profile, is dropped). ``info`` holds
+    the truth of every sample:
     ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
     ``friction`` (Coulomb friction torque applied), ``sticking`` (fraction of samples per joint where
     the friction was static, not ``-fc sign(q')``),
@@ -187,6 +207,9 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
                                   f"{', '.join(sim.joints)}")
     if n_samples < 2:
         raise SimulationError("the reference needs at least two samples")
+    if n_samples > 2 and 0 < t[-1] - t[-2] < sim.timestep * (1 - 1e-6):  # the exact end of a profile: drop it
+        t, q_ref, dq_ref, ddq_ref = t[:-1], q_ref[:-1], dq_ref[:-1], ddq_ref[:-1]
+        n_samples -= 1
     steps = np.diff(t)
     if not np.allclose(steps, sim.timestep, rtol=1e-6, atol=1e-9):
         raise SimulationError(f"the reference is sampled every {np.median(steps):.6g} s; the simulator steps every "
