@@ -161,7 +161,8 @@ def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
 def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, consistency: str = "full",
          bounds: Bounds | None = None, weights: np.ndarray | None = None, solver: str = "clarabel",
          prior: np.ndarray | None = None, eps: float | None = None,
-         fit_tolerance: float | None = None, confidence: float = CONFIDENCE) -> FeasibleFit:
+         fit_tolerance: float | None = None, confidence: float = CONFIDENCE,
+         attached: np.ndarray | None = None) -> FeasibleFit:
     """Feasible Base Parameter Estimation, FBPE-OLS/WLS (seed 000 eq. 74-75), on the full ``delta``.
 
     Args:
@@ -177,6 +178,9 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         eps: LMI margin; default ``PRIOR_EPS`` with a prior, seed 000's 1e-6 without.
         fit_tolerance: allowed relative growth of the residual norm in the prior stage; by default
             the growth a ``confidence`` joint confidence region of ``beta`` allows (module docstring).
+        attached: known parameters of parts rigidly attached to each link (e.g. a gripper, same
+            layout; joint terms ignored): the LMI and the prior apply to ``delta_k - attached_k``,
+            the link itself, so that it can be written to a URDF on its own.
     """
     import cvxpy as cp
 
@@ -208,7 +212,11 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     start = time.perf_counter()
     x = cp.Variable(layout.n_parameters)
     delta = cp.multiply(size, x)
-    matrices = link_matrix_expressions(delta, layout, consistency, scales)
+    if attached is not None:
+        attached = np.asarray(attached, dtype=float).reshape(-1)
+        if attached.size != layout.n_parameters:
+            raise ConfigError(f"attached must have {layout.n_parameters} parameters, not {attached.size}")
+    matrices = link_matrix_expressions(delta, layout, consistency, scales, attached)
     feasible_set = [m >> eps * np.eye(m.shape[0]) for m in matrices] + bounds.constraints(delta, layout, size)
     residual = cp.norm(a @ x - b, 2)
     fit = cp.Problem(cp.Minimize(residual), feasible_set)
@@ -226,7 +234,8 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         start = time.perf_counter()
         limit = np.sqrt(best**2 + _allowed_growth(best**2 + (rho2 / norm) ** 2, w_b.shape, fit_tolerance,
                                                   confidence)) + 1e-9
-        objective = _prior_divergence(matrices, x, prior, layout, consistency, scales, size)
+        own_prior = prior if attached is None else prior - attached
+        objective = _prior_divergence(matrices, x, own_prior, prior, layout, consistency, scales, size)
         second = cp.Problem(cp.Minimize(objective), [*feasible_set, residual <= limit])
         status2, seconds = solve(second, solver)
         stage_status["prior"] = status2
@@ -260,8 +269,8 @@ def _allowed_growth(total2: float, shape: tuple[int, int], fit_tolerance: float 
     return float(chi2.ppf(confidence, n_base)) * total2 / (rows - n_base)
 
 
-def _prior_divergence(matrices: list, x, prior: np.ndarray, layout: ParameterLayout, consistency: str,
-                      scales: np.ndarray, size: np.ndarray):
+def _prior_divergence(matrices: list, x, own_prior: np.ndarray, prior: np.ndarray, layout: ParameterLayout,
+                      consistency: str, scales: np.ndarray, size: np.ndarray):
     """Sum over links of the log-det divergence to the prior's link matrix (module docstring), plus a
     scaled quadratic pull of the joint terms. A prior link matrix that is not positive definite is
     shifted to a minimum eigenvalue of 1e-3 (in the scaled units, where the matrix is about 1)."""
@@ -269,7 +278,7 @@ def _prior_divergence(matrices: list, x, prior: np.ndarray, layout: ParameterLay
 
     terms = []
     for k, matrix in enumerate(matrices):
-        p = scaled_link_matrix(prior[layout.link_slice(k)], consistency, *scales[k])
+        p = scaled_link_matrix(own_prior[layout.link_slice(k)], consistency, *scales[k])
         p = 0.5 * (p + p.T)
         low = float(np.linalg.eigvalsh(p)[0])
         if low < 1e-3:

@@ -123,26 +123,31 @@ def parameter_scales(layout: ParameterLayout, scales: np.ndarray) -> np.ndarray:
     return out
 
 
-def link_matrix_expressions(delta, layout: ParameterLayout, consistency: str,
-                            scales: np.ndarray | None = None) -> list:
-    """cvxpy expressions ``T_k M_k(delta_k) T_k`` of every link (see module docstring).
+def link_matrix_expressions(delta, layout: ParameterLayout, consistency: str, scales: np.ndarray | None = None,
+                            attached: np.ndarray | None = None) -> list:
+    """cvxpy expressions ``T_k M_k(delta_k - attached_k) T_k`` of every link (see module docstring).
 
-    ``delta`` is a cvxpy affine expression of size ``layout.n_parameters``.
+    ``delta`` is a cvxpy affine expression of size ``layout.n_parameters``; ``attached`` (same
+    layout, optional) holds the known parameters of parts rigidly attached to each link.
     """
     import cvxpy as cp
 
     check_consistency(consistency)
     scales = np.ones((len(layout.links), 2)) if scales is None else scales
     size = 6 if consistency == "physical" else 4
-    return [cp.reshape(scaled_basis(consistency, *scales[k]) @ delta[layout.link_slice(k)], (size, size), order="C")
-            for k in range(len(layout.links))]
+    out = []
+    for k in range(len(layout.links)):
+        basis = scaled_basis(consistency, *scales[k])
+        shift = 0.0 if attached is None else basis @ np.asarray(attached, dtype=float)[layout.link_slice(k)]
+        out.append(cp.reshape(basis @ delta[layout.link_slice(k)] - shift, (size, size), order="C"))
+    return out
 
 
-def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float,
-                    scales: np.ndarray | None = None) -> list:
-    """cvxpy constraints ``T_k M_k(delta_k) T_k >= eps 1`` for every link (seed 000 eq. 20-23)."""
+def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float, scales: np.ndarray | None = None,
+                    attached: np.ndarray | None = None) -> list:
+    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link (seed 000 eq. 20-23)."""
     return [matrix >> eps * np.eye(matrix.shape[0])
-            for matrix in link_matrix_expressions(delta, layout, consistency, scales)]
+            for matrix in link_matrix_expressions(delta, layout, consistency, scales, attached)]
 
 
 def scaled_link_matrix(link_parameters: np.ndarray, consistency: str, mass: float = 1.0,
@@ -300,21 +305,27 @@ class Bounds:
 # Numeric check
 
 
-def min_eigenvalues(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full") -> np.ndarray:
-    """Smallest eigenvalue of each link matrix (seed 000 eq. 17, or the pseudo-inertia)."""
+def min_eigenvalues(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full",
+                    attached: np.ndarray | None = None) -> np.ndarray:
+    """Smallest eigenvalue of each link matrix (seed 000 eq. 17, or the pseudo-inertia) of
+    ``delta - attached``."""
     check_consistency(consistency)
     delta = np.asarray(delta, dtype=float)
+    if attached is not None:
+        delta = delta - np.asarray(attached, dtype=float)
     return np.array([np.linalg.eigvalsh(link_matrix(delta[layout.link_slice(k)], consistency))[0]
                      for k in range(len(layout.links))])
 
 
-def is_feasible(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full", tol: float = 0.0) -> bool:
-    """True when every link matrix has all eigenvalues ``> -tol`` (default: positive definite) and
-    viscous friction, Coulomb friction and armature are ``>= -tol``."""
+def is_feasible(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full", tol: float = 0.0,
+                attached: np.ndarray | None = None) -> bool:
+    """True when every link matrix (of ``delta - attached``: the links without their known attached
+    parts) has all eigenvalues ``> -tol`` (default: positive definite) and viscous friction, Coulomb
+    friction and armature are ``>= -tol``."""
     delta = np.asarray(delta, dtype=float)
     if not np.all(np.isfinite(delta)):
         return False
-    if np.any(min_eigenvalues(delta, layout, consistency) <= -tol):
+    if np.any(min_eigenvalues(delta, layout, consistency, attached) <= -tol):
         return False
     nonnegative = [i for s in ("fv", "fc", "Ia") for i in layout.indices(s)]
     return bool(np.all(delta[nonnegative] >= -tol)) if nonnegative else True
@@ -398,17 +409,18 @@ class FeasibilityCorrection:
 
 
 def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
-         layout: ParameterLayout | None = None, bounds: Bounds | None = None,
-         solver: str = "clarabel") -> FeasibilityTest:
+         layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
+         attached: np.ndarray | None = None) -> FeasibilityTest:
     """Base Parameter Feasibility Test (seed 000 eq. 51): is there ``delta`` with ``K delta = beta``
-    and every link LMI ``>= eps`` (plus ``bounds``)? Posed on ``delta`` directly (seed 000 section 4.5)."""
+    and every link LMI ``>= eps`` (plus ``bounds``)? Posed on ``delta`` directly (seed 000 section 4.5).
+    ``attached``: known parameters of parts fixed to each link; the LMI then holds for the link alone."""
     import cvxpy as cp
 
     K, beta, layout = _inputs(K, beta, layout)
     solver_name(solver)
     delta = cp.Variable(layout.n_parameters)
     bounds = bounds or Bounds()
-    constraints = [K @ delta == beta, *lmi_constraints(delta, layout, consistency, eps),
+    constraints = [K @ delta == beta, *lmi_constraints(delta, layout, consistency, eps, attached=attached),
                    *bounds.constraints(delta, layout)]
     problem = cp.Problem(cp.Minimize(0), constraints)
     status, seconds = solve(problem, solver)
@@ -417,18 +429,19 @@ def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: fl
 
 
 def bpfc(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
-         layout: ParameterLayout | None = None, bounds: Bounds | None = None,
-         solver: str = "clarabel") -> FeasibilityCorrection:
+         layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
+         attached: np.ndarray | None = None) -> FeasibilityCorrection:
     """Base Parameter Feasibility Correction (seed 000 eq. 55): the feasible ``beta'`` closest to
     ``beta`` in the Euclidean norm of base-parameter space; ``distance = ||beta' - beta||``
-    (``sqrt(u')`` of seed 000 Table 1)."""
+    (``sqrt(u')`` of seed 000 Table 1). ``attached`` as in :func:`bpft`."""
     import cvxpy as cp
 
     K, beta, layout = _inputs(K, beta, layout)
     solver_name(solver)
     delta = cp.Variable(layout.n_parameters)
     bounds = bounds or Bounds()
-    constraints = [*lmi_constraints(delta, layout, consistency, eps), *bounds.constraints(delta, layout)]
+    constraints = [*lmi_constraints(delta, layout, consistency, eps, attached=attached),
+                   *bounds.constraints(delta, layout)]
     problem = cp.Problem(cp.Minimize(cp.norm(K @ delta - beta, 2)), constraints)
     status, seconds = solve(problem, solver)
     if status not in SOLVED:

@@ -22,6 +22,7 @@ from dynid_ros.joint_states import JointStateSeries
 from dynid_ros.model import RobotModel, load_model, nominal_parameters
 from dynid_ros.parameters import FRICTION_TERMS, ParameterLayout, parse_friction
 from dynid_ros.regressor import regressor
+from dynid_ros.urdf_writer import attached_parameters
 
 LOG = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         tau = data.tau.reshape(-1)
         check_identifiability(w_b, base)
     nominal = nominal_parameters(model, layout)
+    attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     bounds = feasibility.Bounds.from_config(options.bounds, layout) if options.bounds else None
     with timer.stage("estimate"):
         wls_fit = estimators.wls(w_b, tau, model.n_dof) if options.method in ("wls", "fbpe") else None
@@ -184,11 +186,11 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
             status = "optimal"
         elif options.method == "bpfc":
             corrected = feasibility.bpfc(base.K, ols_fit.beta, consistency=options.consistency, layout=layout,
-                                         solver=options.solver)
+                                         solver=options.solver, attached=attached)
             beta, delta, status = corrected.beta, corrected.delta, corrected.status
         else:
             fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
-                                  weights=weights, solver=options.solver,
+                                  weights=weights, solver=options.solver, attached=attached,
                                   prior=nominal if options.prior == "nominal" else None)
             beta, delta, status = fit.beta, fit.delta, fit.status
         if status not in ("optimal",):
@@ -196,7 +198,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     with timer.stage("evaluate"):
         tau_hat = (w @ delta).reshape(-1, model.n_dof)
         err, err_joint = relative_error(data.tau_raw, tau_hat)
-        feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency))
+        feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency, attached=attached))
     return IdentificationResult(model, layout, base, delta, beta, stats.rel_std, nominal, feasible, status, err,
                                 err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
                                 asdict(processing))

@@ -31,17 +31,22 @@ TRIANGLE_MARGIN = 1e-5
 """Relative margin kept on ``A + B >= C`` and on positive principal moments."""
 
 
-def link_inertial_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray) -> dict[str, np.ndarray]:
-    """Ten parameters of each identified URDF link, about its own frame.
+def link_inertial_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray
+                             ) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+    """Ten parameters of each identified URDF link, about its own frame, and the links to merge.
 
-    The model's body ``k`` is link ``k`` plus other rigidly attached links; their nominal
-    inertia is subtracted from the identified body.
+    The model's body ``k`` is link ``k`` plus other rigidly attached links; their nominal inertia is
+    subtracted from the identified body. When what remains is not a physical body (e.g. an identified
+    wrist lighter than the nominal hand fixed to it), the whole identified body goes into link ``k`` and
+    the attached links are returned in the second dict (``{link: [attached links]}``) so their
+    ``<inertial>`` can be removed: the URDF's total then still equals the identified body.
     """
     import pinocchio as pin
 
     pm = model.pin_model
     root = ET.fromstring(model.urdf_xml) if model.urdf_xml else None
-    out = {}
+    out: dict[str, np.ndarray] = {}
+    merged: dict[str, list[str]] = {}
     for k, link in enumerate(layout.links):
         body = np.asarray(delta[layout.link_slice(k)], dtype=float)
         frame_id = model.link_frames.get(link)
@@ -52,10 +57,24 @@ def link_inertial_parameters(model: RobotModel, layout: ParameterLayout, delta: 
         own = frame.placement.act(urdf_link_inertia(root, link)).toDynamicParameters()
         others = pm.inertias[k + 1].toDynamicParameters() - own
         in_joint = body - others
+        attached = [f.name for i, f in enumerate(pm.frames) if i != frame_id and f.parentJoint == k + 1
+                    and f.type == pin.FrameType.BODY and root.find(f"link[@name='{f.name}']/inertial") is not None]
+        if attached and not _is_physical(in_joint):
+            in_joint = body
+            merged[link] = attached
         # express in the link frame (identity placement for URDF child links)
         inertia = pin.Inertia.FromDynamicParameters(in_joint)
         out[link] = frame.placement.actInv(inertia).toDynamicParameters()
-    return out
+    return out, merged
+
+
+def _is_physical(link_parameters: np.ndarray) -> bool:
+    """Positive mass and a positive definite inertia about the CoM that satisfies the triangle inequality."""
+    mass, _, i_com = inertia_about_com(link_parameters)
+    if mass <= 0:
+        return False
+    values = np.linalg.eigvalsh(0.5 * (i_com + i_com.T))
+    return bool(values[0] > 0 and values[0] + values[1] >= values[2])
 
 
 def urdf_link_inertia(root: ET.Element, link: str):
@@ -107,7 +126,15 @@ def write_identified_urdf(model: RobotModel, layout: ParameterLayout, delta: np.
     warnings: list[str] = []
     links = {el.get("name"): el for el in root.findall("link")}
     joints = {el.get("name"): el for el in root.findall("joint")}
-    for link, params in link_inertial_parameters(model, layout, delta).items():
+    per_link, merged = link_inertial_parameters(model, layout, delta)
+    for link, attached in merged.items():
+        for other in attached:
+            inertial = links[other].find("inertial") if other in links else None
+            if inertial is not None:
+                links[other].remove(inertial)
+        warnings.append(f"link {link}: identified body is lighter than the nominal links fixed to it "
+                        f"({', '.join(attached)}); written whole to {link}, their <inertial> removed")
+    for link, params in per_link.items():
         element = links.get(link)
         if element is None:
             warnings.append(f"link {link} not in the URDF: not written")
@@ -155,3 +182,19 @@ def _set_inertial(link: ET.Element, mass: float, com: np.ndarray, inertia: np.nd
     ET.SubElement(inertial, "mass", value=_fmt(mass))
     ET.SubElement(inertial, "inertia", ixx=_fmt(inertia[0, 0]), ixy=_fmt(inertia[0, 1]), ixz=_fmt(inertia[0, 2]),
                   iyy=_fmt(inertia[1, 1]), iyz=_fmt(inertia[1, 2]), izz=_fmt(inertia[2, 2]))
+
+
+def attached_parameters(model: RobotModel, layout: ParameterLayout) -> np.ndarray:
+    """Nominal parameters of the parts rigidly attached to each identified link (fixed child links,
+    links behind locked joints), in ``layout`` (joint terms zero): the identified body minus these is
+    what :func:`link_inertial_parameters` writes to the link, so estimators keep that difference physical."""
+    out = np.zeros(layout.n_parameters)
+    if not model.urdf_xml:
+        return out
+    pm, root = model.pin_model, ET.fromstring(model.urdf_xml)
+    for k, link in enumerate(layout.links):
+        frame_id = model.link_frames.get(link)
+        if frame_id is not None:
+            own = pm.frames[frame_id].placement.act(urdf_link_inertia(root, link)).toDynamicParameters()
+            out[layout.link_slice(k)] = pm.inertias[k + 1].toDynamicParameters() - own
+    return out
