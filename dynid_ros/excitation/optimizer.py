@@ -450,8 +450,8 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
             starts_done += 1
             bar.update(1)
             if best.x is not None:
-                bar.set_postfix(cond=f"{math.exp(best.value):.1f}" if options.objective == "cond"
-                                else f"{-best.value:.1f}")
+                bar.set_postfix_str(f"cond {math.exp(min(best.value, 700.0)):.4g}" if options.objective == "cond"
+                                    else f"log det / 2 {-best.value:.4g}")
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
