@@ -1,0 +1,204 @@
+"""Shared fixtures for the node tests: an isolated DDS domain, an rclpy context, spinning, processes.
+
+Every test process gets a random ``ROS_DOMAIN_ID`` and ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``
+(set before the first ``rclpy.init``), so tests never talk to other machines or other test runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def isolate_ros_environment() -> dict[str, str]:
+    """Pick a random domain on localhost for this process and its children (once per process)."""
+    if "DYNID_TEST_DOMAIN" not in os.environ:
+        domain = str(random.SystemRandom().randint(1, 200))
+        os.environ.update(ROS_DOMAIN_ID=domain, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", DYNID_TEST_DOMAIN=domain)
+        os.environ.pop("ROS_LOCALHOST_ONLY", None)
+    return {k: os.environ[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
+
+
+@pytest.fixture
+def ros_context() -> Iterator[object]:
+    """A fresh rclpy context on an isolated domain; shut down after the test."""
+    isolate_ros_environment()
+    import rclpy
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        yield context
+    finally:
+        context.try_shutdown()
+
+
+class Spinner:
+    """Spin nodes in a background MultiThreadedExecutor."""
+
+    def __init__(self, context: object) -> None:
+        from rclpy.executors import MultiThreadedExecutor
+
+        self.context = context
+        self.executor = MultiThreadedExecutor(num_threads=4, context=context)
+        self.nodes: list = []
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+
+        try:
+            while self.context.ok():
+                self.executor.spin_once(timeout_sec=0.05)
+        except (ExternalShutdownException, RuntimeError):
+            pass
+
+    def add(self, node: object) -> object:
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def close(self) -> None:
+        for node in self.nodes:
+            self.executor.remove_node(node)
+            node.destroy_node()
+        self.nodes = []
+        self.context.try_shutdown()
+        self._thread.join(timeout=5)
+        self.executor.shutdown(timeout_sec=1)
+
+
+@pytest.fixture
+def spinner(ros_context: object) -> Iterator[Spinner]:
+    spin = Spinner(ros_context)
+    try:
+        yield spin
+    finally:
+        spin.close()
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> object:
+    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def params(**values: object) -> list:
+    """rclpy parameter overrides from keyword arguments."""
+    from rclpy.parameter import Parameter
+
+    return [Parameter(name, value=value) for name, value in values.items()]
+
+
+def call_trigger(node: object, service: str, timeout: float = 10.0) -> object:
+    """Call a std_srvs/Trigger service from ``node`` (spun elsewhere); return the response."""
+    from std_srvs.srv import Trigger
+
+    client = node.create_client(Trigger, service)
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            pytest.fail(f"service {service} not available")
+        future = client.call_async(Trigger.Request())
+        wait_for(future.done, timeout, f"response of {service}")
+        return future.result()
+    finally:
+        node.destroy_client(client)
+
+
+class Latest:
+    """Subscribe and keep every message (or its JSON content for std_msgs/String)."""
+
+    def __init__(self, node: object, msg_type: type, topic: str, qos: object = 10, as_json: bool = False) -> None:
+        self.messages: list = []
+        self._as_json = as_json
+        self.subscription = node.create_subscription(msg_type, topic, self._on_message, qos)
+
+    def _on_message(self, msg: object) -> None:
+        self.messages.append(json.loads(msg.data) if self._as_json else msg)
+
+    @property
+    def last(self) -> object:
+        return self.messages[-1] if self.messages else None
+
+
+def status_qos() -> object:
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def ros_arg(value: object) -> str:
+    """``-p name:=value`` text of a parameter value (YAML flow style; strings quoted when needed)."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
+
+
+@contextmanager
+def node_process(module: str, parameters: dict, log_path: Path) -> Iterator[subprocess.Popen]:
+    """Run ``python -m dynid_ros.nodes.<module> --ros-args -p ...`` in the isolated domain; SIGINT at the end."""
+    isolate_ros_environment()
+    command = [sys.executable, "-m", f"dynid_ros.nodes.{module}", "--ros-args"]
+    for name, value in parameters.items():
+        command += ["-p", f"{name}:={ros_arg(value)}"]
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0, harmonics: int = 4,
+                          fraction: float = 0.6, seed: int = 0) -> Path:
+    """A short random excitation of ``robot`` that starts at rest and uses ``fraction`` of its limits."""
+    import numpy as np
+
+    from dynid_ros.excitation.fourier import FourierTrajectory
+    from dynid_ros.excitation.limits import limits_from_model, sample_trajectory
+    from dynid_ros.excitation.trajectory_file import ExcitationTrajectory, save_trajectory
+    from dynid_ros.model import load_model
+    from dynid_ros.resources import robot_file
+
+    model = load_model(urdf=robot_file(robot, "urdf"))
+    limits = limits_from_model(model)
+    rng = np.random.default_rng(seed)
+    n, orders = model.n_dof, np.arange(1, harmonics + 1)
+    a = rng.standard_normal((n, harmonics))
+    b = rng.standard_normal((n, harmonics))
+    a[:, -1] = -a[:, :-1].sum(axis=1)  # q'(0) = 0
+    b[:, -1] = -(b[:, :-1] * orders[:-1]).sum(axis=1) / orders[-1]  # q''(0) = 0
+    q0 = limits.position.mean(axis=1)
+    wf = 2 * np.pi / period
+    unit = FourierTrajectory(tuple(model.joints), wf, q0, a, b)
+    _, q, dq, ddq = sample_trajectory(unit, 200.0)
+    half = 0.5 * (limits.position[:, 1] - limits.position[:, 0])
+    scale = fraction * min(np.min(half / np.abs(q - q0).max(axis=0)), np.min(limits.velocity / np.abs(dq).max(axis=0)),
+                           np.min(limits.acceleration / np.abs(ddq).max(axis=0)))
+    save_trajectory(path, ExcitationTrajectory(unit.scaled(scale), limits, float("nan"), {"test": True}))
+    return path
