@@ -146,16 +146,19 @@ def ols(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
     return _least_squares(w_b, tau, n_dof, np.ones(tau.size))
 
 
-def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
+def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int, iterations: int = 3) -> LeastSquaresFit:
     """Weighted least squares: each joint's rows weighted by ``1 / sigma_j``, ``sigma_j`` the standard
-    deviation of that joint's OLS residual (Gautier's per-joint noise weighting)."""
+    deviation of that joint's residual (Gautier's per-joint noise weighting). ``sigma_j`` starts from
+    the OLS residual and is re-estimated from the weighted fit ``iterations - 1`` times: a noisy
+    joint's error leaks into the OLS residual of the others and would under-weight the precise ones."""
     w_b, tau = _check(w_b, tau, n_dof)
-    first = _least_squares(w_b, tau, n_dof, np.ones(tau.size))
-    sigma = first.residual_std
+    fit = _least_squares(w_b, tau, n_dof, np.ones(tau.size))
     floor = 1e-9 * max(float(np.sqrt(np.mean(tau**2))), 1e-300)
-    per_joint = 1.0 / np.maximum(sigma, floor)
-    per_joint = per_joint / np.exp(np.mean(np.log(per_joint)))  # geometric mean 1: same scale as OLS
-    return _least_squares(w_b, tau, n_dof, np.tile(per_joint, tau.size // n_dof))
+    for _ in range(max(int(iterations), 1)):
+        per_joint = 1.0 / np.maximum(fit.residual_std, floor)
+        per_joint = per_joint / np.exp(np.mean(np.log(per_joint)))  # geometric mean 1: same scale as OLS
+        fit = _least_squares(w_b, tau, n_dof, np.tile(per_joint, tau.size // n_dof))
+    return fit
 
 
 def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, consistency: str = "full",
