@@ -105,6 +105,7 @@ def test_effort_matches_truth_inverse_dynamics(panda_run):
     sliding = np.isclose(friction, -np.asarray(TRUTH.friction) * np.sign(series.velocity), rtol=0, atol=1e-9)
     # while the joints slide (all but a few % of samples) the residual is exactly the sensor noise
     assert sliding.mean(axis=0).min() > 0.9
+    assert np.array_equal(~sliding, series.info["static_friction"])
     assert np.allclose(1.0 - sliding.mean(axis=0), series.info["sticking"])
     noise = residual[sliding]
     assert abs(noise.std() / TRUTH.noise - 1) < 0.03
@@ -164,6 +165,22 @@ def test_ur5e_runs_with_its_config():
     sliding = series.info["friction"] == -sim.coulomb * np.sign(series.velocity)
     assert np.abs(series.info["torque"] + np.asarray(sim.truth.bias) - predicted)[sliding].max() < 1e-8
     assert np.all(series.info["tracking_rms"] < 5e-3)
+
+
+def test_friction_compensation_reduces_sticking():
+    t, q, dq, ddq = fourier_reference(7, PANDA_HOME, 3.0)
+    plain = simulate_profile(Simulator(PANDA, TRUTH), t, q, dq, ddq, progress=False)
+    gains = Gains(friction=tuple(0.9 * f for f in TRUTH.friction))
+    compensated = simulate_profile(Simulator(PANDA, TRUTH, gains=gains), t, q, dq, ddq, progress=False)
+    assert compensated.info["sticking"].sum() < 0.6 * plain.info["sticking"].sum()
+
+
+def test_core_imports_without_rclpy():
+    import subprocess
+    import sys
+
+    code = "import sys, dynid_ros.sim, dynid_ros.commands.simulate; assert 'rclpy' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_bad_inputs(tmp_path):

@@ -6,11 +6,16 @@ acceleration; the PD acts on the position and velocity errors at torque level, l
 impedance controllers of real arms::
 
     tau = RNEA_nom(q, q', q''_ref) + fv_nom q' + fc_nom sign(q') + Kp (q_ref - q) + Kd (q'_ref - q')
+          + fc_ctrl sign(q'_ref)
 
 The truth's different inertials, friction and armature leave a small tracking error, as on a real
-robot. Default gains: ``Kp = effort_limit / STIFF_ERROR`` (the full rated torque at 0.05 rad
-error; ``DEFAULT_OMEGA^2 M_jj`` without an effort limit) and ``Kd = 2 sqrt(Kp M_jj)`` (critical
-damping of the nominal diagonal inertia ``M_jj`` at ``q = 0``).
+robot. ``fc_ctrl`` is the controller's own Coulomb friction compensation (as in the firmware of
+real arms; default 0): without it a joint sticks at a velocity reversal until the PD error
+overcomes the static friction, and those samples do not follow ``fc sign(q')``.
+
+Default gains: ``Kp = effort_limit / STIFF_ERROR`` (the full rated torque at 0.05 rad error;
+``DEFAULT_OMEGA^2 M_jj`` without an effort limit) and ``Kd = 2 sqrt(Kp M_jj)`` (critical damping
+of the nominal diagonal inertia ``M_jj`` at ``q = 0``).
 """
 
 from __future__ import annotations
@@ -31,25 +36,28 @@ DEFAULT_OMEGA = 50.0
 
 @dataclass(frozen=True)
 class Gains:
-    """PD gains at torque level: ``kp`` [N m/rad], ``kd`` [N m s/rad], one value or one per joint;
-    None: the default of the module docstring."""
+    """PD gains at torque level: ``kp`` [N m/rad], ``kd`` [N m s/rad], and the Coulomb friction
+    compensation ``friction`` [N m]; one value or one per joint; None: the module docstring's default."""
 
     kp: float | tuple[float, ...] | None = None
     kd: float | tuple[float, ...] | None = None
+    friction: float | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("kp", "kd"):
             value = getattr(self, name)
             if value is not None and np.any(~(np.asarray(value, dtype=float) > 0)):
                 raise ConfigError(f"controller gain {name} must be > 0, got {value!r}")
+        if self.friction is not None and np.any(~(np.asarray(self.friction, dtype=float) >= 0)):
+            raise ConfigError(f"controller friction must be >= 0, got {self.friction!r}")
 
     @classmethod
     def from_config(cls, mapping: dict | None) -> Gains:
-        """From the ``controller:`` mapping of the ``simulation:`` section (keys ``kp``, ``kd``)."""
+        """From the ``controller:`` mapping of the ``simulation:`` section (keys ``kp``, ``kd``, ``friction``)."""
         mapping = dict(mapping or {})
-        unknown = sorted(set(mapping) - {"kp", "kd"})
+        unknown = sorted(set(mapping) - {"kp", "kd", "friction"})
         if unknown:
-            raise ConfigError(f"simulation.controller: unknown key(s) {unknown}; use kp, kd")
+            raise ConfigError(f"simulation.controller: unknown key(s) {unknown}; use kp, kd, friction")
         try:
             values = {k: (tuple(float(x) for x in v) if isinstance(v, (list, tuple)) else float(v))
                       for k, v in mapping.items() if v is not None}
@@ -58,7 +66,7 @@ class Gains:
         return cls(**values)
 
     def resolve(self, model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
-        """Per-joint ``(Kp, Kd)`` for ``model``."""
+        """Per-joint ``(Kp, Kd)`` for ``model`` (the friction compensation: :meth:`compensation`)."""
         import pinocchio as pin
 
         n = model.n_dof
@@ -71,6 +79,10 @@ class Gains:
         kd = 2.0 * np.sqrt(kp * inertia) if self.kd is None else _per_joint(self.kd, n, "kd")
         return kp, kd
 
+    def compensation(self, n: int) -> np.ndarray:
+        """Per-joint Coulomb friction compensation ``fc_ctrl`` [N m]."""
+        return np.zeros(n) if self.friction is None else _per_joint(self.friction, n, "friction")
+
 
 class TrackingController:
     """PD + feedforward from the nominal model; :meth:`torque` is called once per control step."""
@@ -80,7 +92,9 @@ class TrackingController:
         self._model = model
         self._pin_model = pm
         self._data = pm.createData()
-        self.kp, self.kd = (gains or Gains()).resolve(model)
+        gains = gains or Gains()
+        self.kp, self.kd = gains.resolve(model)
+        self.friction_compensation = gains.compensation(model.n_dof)
         iv = [pm.joints[j + 1].idx_v for j in range(model.n_dof)]
         self._fv = np.array(pm.damping)[iv]
         self._fc = np.array(pm.friction)[iv]
@@ -93,7 +107,8 @@ class TrackingController:
 
         config = q if self._plain else self._model.configuration(q)
         tau = pin.rnea(self._pin_model, self._data, config, dq, ddq_ref)
-        return tau + self._fv * dq + self._fc * np.sign(dq) + self.kp * (q_ref - q) + self.kd * (dq_ref - dq)
+        return (tau + self._fv * dq + self._fc * np.sign(dq) + self.kp * (q_ref - q) + self.kd * (dq_ref - dq)
+                + self.friction_compensation * np.sign(dq_ref))
 
 
 def _per_joint(value: float | tuple[float, ...], n: int, name: str) -> np.ndarray:

@@ -191,8 +191,8 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
     timestep to the previous one, as the exact end of a sampled profile, is dropped). ``info`` holds
     the truth of every sample:
     ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
-    ``friction`` (Coulomb friction torque applied), ``sticking`` (fraction of samples per joint where
-    the friction was static, not ``-fc sign(q')``),
+    ``friction`` (Coulomb friction torque applied), ``static_friction`` ((N, n) bool: the friction
+    was static, not ``-fc sign(q')``), ``sticking`` (the fraction of such samples per joint),
     ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``.
     """
     from tqdm import tqdm
@@ -233,8 +233,9 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
         bar.update(n_samples - bar.n)
     tracking = np.sqrt(np.mean((position - q_ref) ** 2, axis=0))
     sliding = -sim.coulomb * np.sign(velocity)
-    sticking = np.mean(np.abs(friction - sliding) > 1e-9 * np.maximum(sim.coulomb, 1.0), axis=0)
-    info = {"acceleration": acceleration, "torque": torque, "friction": friction, "sticking": sticking,
+    static = np.abs(friction - sliding) > 1e-9 * np.maximum(sim.coulomb, 1.0)
+    info = {"acceleration": acceleration, "torque": torque, "friction": friction, "static_friction": static,
+            "sticking": static.mean(axis=0),
             "tracking_rms": tracking,
             "saturated_steps": sim.saturated_steps, "timestep": sim.timestep, "seed": sim.seed}
     return JointStateSeries(list(sim.joints), t.copy(), position, velocity, effort, info)
