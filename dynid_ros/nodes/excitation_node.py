@@ -1,0 +1,358 @@
+"""``excitation_node``: move the robot along an excitation trajectory through its controller.
+
+ROS interface:
+
+Parameters:
+    trajectory_file (str): excitation trajectory YAML (``dynid excite`` output; relative paths are also
+        looked up in the package, e.g. ``data/trajectories/panda_identification.yaml``).
+    controller_name (str): ``joint_trajectory_controller``.
+    mode (str): ``action`` (control_msgs/FollowJointTrajectory on ``/<controller>/follow_joint_trajectory``;
+        the default, for real robots) | ``topic`` (trajectory_msgs/JointTrajectory on
+        ``/<controller>/joint_trajectory``) | ``stream`` (std_msgs/Float64MultiArray positions on
+        ``/<controller>/commands``, a forward command controller, at ``stream_rate_hz``).
+    stream_rate_hz (double): 100. point_rate_hz (double): waypoints per second in action/topic mode (50;
+        each carries positions, velocities and accelerations, so the controller interpolates quintically).
+    cycles (int): periods of the excitation (1). autostart (bool): start when ready (false).
+    joint_states_topic (str): ``/joint_states``. state_timeout (double): joint states older than this
+        are stale (0.5 s). wait_timeout (double): how long a start waits for the controller (and, on
+        autostart, for the first joint states) before aborting (10 s).
+    settle_time (double): topic/stream mode: ``done`` this long after the profile's end (0.2 s).
+    path_tolerance, goal_tolerance (double): action mode, per-joint position tolerances (0: the
+        controller's); goal_time_tolerance (double): 0.5 s.
+    check_rate_hz (double): rate of the limit check (1000).
+
+Services:
+    ``~/start``, ``~/stop`` (std_srvs/Trigger). ``~/start`` answers at once: refused (with the reason)
+    when the trajectory or the joint states are bad; otherwise accepted, and the motion begins as soon
+    as the controller is reachable (``~/status`` tells). ``~/stop`` cancels the goal (action), sends an
+    empty trajectory (topic: the controller holds its position) or stops streaming.
+
+Publishes:
+    ``~/status`` (std_msgs/String, transient local): JSON ``{"state": idle|approaching|running|done|aborted,
+    "progress": 0..1, "message": ..., "duration": s}`` on every change and at 10 Hz while moving.
+
+Subscribes:
+    ``joint_states_topic`` (sensor_msgs/JointState), indexed by joint name.
+
+Before moving, every check passes or nothing moves: the trajectory file within its limits, fresh joint
+states naming every joint of the trajectory, the approach from the current pose within the limits, a
+reachable controller. Nothing blocks the executor: waiting is done by timers, the action by futures.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.follow_joint_trajectory import GoalTracker, build_goal_spec, fill_goal, load_control_msgs
+from dynid_ros.nodes.common import Param, declare_parameters, latched_qos, resolve_file, run
+from dynid_ros.trajectory_execution import (
+    MODES,
+    ControllerError,
+    ExcitationRun,
+    ExecutionState,
+    current_positions,
+    prepare_profile,
+    trajectory_samples,
+)
+
+NAME = "excitation_node"
+
+PARAMETERS = (
+    Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
+    Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
+    Param("mode", "action", "action (FollowJointTrajectory) | topic (JointTrajectory) | stream (Float64MultiArray)"),
+    Param("stream_rate_hz", 100.0, "stream mode: position commands per second"),
+    Param("point_rate_hz", 50.0, "action/topic mode: waypoints per second"),
+    Param("cycles", 1, "periods of the excitation"),
+    Param("autostart", False, "start as soon as joint states and the controller are there"),
+    Param("joint_states_topic", "/joint_states", "sensor_msgs/JointState topic"),
+    Param("state_timeout", 0.5, "joint states older than this [s] are stale"),
+    Param("wait_timeout", 10.0, "seconds a start waits for the controller (and, on autostart, joint states)"),
+    Param("settle_time", 0.2, "topic/stream mode: done this long [s] after the profile ends"),
+    Param("path_tolerance", 0.0, "action mode: per-joint path position tolerance [rad] (0: controller default)"),
+    Param("goal_tolerance", 0.0, "action mode: per-joint goal position tolerance [rad] (0: controller default)"),
+    Param("goal_time_tolerance", 0.5, "action mode: goal time tolerance [s]"),
+    Param("check_rate_hz", 1000.0, "rate [Hz] at which the trajectory is checked against its limits"),
+)
+
+
+class ExcitationNode(Node):
+    """Execute the excitation on ``~/start`` (see the module docstring)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(NAME, **kwargs)
+        self.params = p = declare_parameters(self, PARAMETERS)
+        if p["mode"] not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {p['mode']!r}")
+        controller = p["controller_name"].strip("/")
+        self.trajectory_topic = f"/{controller}/joint_trajectory"
+        self.stream_topic = f"/{controller}/commands"
+        self.action_name = f"/{controller}/follow_joint_trajectory"
+        self.run_state = ExcitationRun()
+        self._last_state: tuple[list[str], list[float], float] | None = None
+        self._profile_joints: tuple[str, ...] = ()
+        self._pending: dict | None = None
+        self._stream_timer = None
+        self._action_client = None
+        self._goal_handle = None
+        self._tracker: GoalTracker | None = None
+        self.status_pub = self.create_publisher(String, "~/status", latched_qos())
+        self.trajectory_pub = self.create_publisher(JointTrajectory, self.trajectory_topic, 10) \
+            if p["mode"] == "topic" else None
+        self.stream_pub = self.create_publisher(Float64MultiArray, self.stream_topic, 10) \
+            if p["mode"] == "stream" else None
+        self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_state, 10)
+        self.create_service(Trigger, "~/start", self._on_start)
+        self.create_service(Trigger, "~/stop", self._on_stop)
+        self.create_timer(0.1, self._tick)
+        self._publish_status()
+        if p["autostart"]:
+            self.get_logger().info("autostart: waiting for joint states and the controller")
+            self._pending = {"deadline": time.monotonic() + p["wait_timeout"], "wait_for_states": True}
+
+    # ------------------------------------------------------------------------------------------
+    # Start
+
+    def start(self, wait_for_states: bool = False) -> tuple[bool, str]:
+        """Check everything and move, or wait (timer) for the controller; returns (accepted, message)."""
+        if self.run_state.active or self._pending is not None:
+            return False, f"already {self.run_state.state.value if self.run_state.active else 'starting'}"
+        self.run_state = ExcitationRun()
+        self._pending = {"deadline": time.monotonic() + self.params["wait_timeout"],
+                         "wait_for_states": wait_for_states}
+        return self._attempt_start()
+
+    def _attempt_start(self) -> tuple[bool, str]:
+        """One try of a pending start: abort on bad input, keep waiting for what may still come."""
+        pending = self._pending
+        timed_out = time.monotonic() >= pending["deadline"]
+        try:
+            excitation = self._load_trajectory()
+            if pending["wait_for_states"] and not timed_out and self._states_missing_or_stale(excitation):
+                return True, "waiting for joint states"
+            q_now = self._current_positions(excitation.trajectory.joints)
+            profile = prepare_profile(excitation, q_now, self.params["cycles"], self.params["check_rate_hz"])
+            problem = self._controller_problem()
+            if problem is not None:
+                if not timed_out:
+                    self._set_message(f"waiting for the controller: {problem}")
+                    return True, self.run_state.message
+                raise ControllerError(f"{problem} within {self.params['wait_timeout']} s: not moving")
+            self._pending = None
+            self._send(profile)
+            return True, f"moving: {profile.duration:.1f} s ({self.params['mode']} mode)"
+        except DynidError as err:
+            self._pending = None
+            self._abort(str(err))
+            return False, str(err)
+
+    def _load_trajectory(self) -> object:
+        from dynid_ros.excitation.trajectory_file import load_trajectory
+
+        path = resolve_file(self.params["trajectory_file"], "trajectory_file")
+        excitation = load_trajectory(path)
+        self._profile_joints = excitation.trajectory.joints
+        return excitation
+
+    def _states_missing_or_stale(self, excitation: object) -> bool:
+        if self._last_state is None:
+            return True
+        return time.monotonic() - self._last_state[2] > self.params["state_timeout"]
+
+    def _current_positions(self, joints: tuple[str, ...]) -> np.ndarray:
+        state = self._last_state
+        if state is None:
+            return current_positions(joints, [], [], None, self.params["state_timeout"],
+                                     self.params["joint_states_topic"])
+        names, positions, received = state
+        return current_positions(joints, names, positions, time.monotonic() - received,
+                                 self.params["state_timeout"], self.params["joint_states_topic"])
+
+    def _controller_problem(self) -> str | None:
+        mode = self.params["mode"]
+        if mode == "topic":
+            if self.count_subscribers(self.trajectory_topic) == 0:
+                return f"no subscriber on {self.trajectory_topic}"
+        elif mode == "stream":
+            if self.count_subscribers(self.stream_topic) == 0:
+                return f"no subscriber on {self.stream_topic}"
+        else:
+            if self._action_client is None:
+                from rclpy.action import ActionClient
+
+                action = load_control_msgs()
+                self._action_client = ActionClient(self, action.FollowJointTrajectory, self.action_name)
+            if not self._action_client.server_is_ready():
+                return f"action server {self.action_name} not available"
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # Motion
+
+    def _send(self, profile: object) -> None:
+        mode = self.params["mode"]
+        now = time.monotonic()
+        if mode == "topic":
+            from builtin_interfaces.msg import Duration
+            from trajectory_msgs.msg import JointTrajectoryPoint
+
+            from dynid_ros.follow_joint_trajectory import fill_trajectory
+
+            t, q, dq, ddq = trajectory_samples(profile, self.params["point_rate_hz"])
+            msg = fill_trajectory(JointTrajectory(), profile.joints, t, q, dq, ddq, JointTrajectoryPoint, Duration)
+            self.trajectory_pub.publish(msg)
+        elif mode == "stream":
+            self._stream_timer = self.create_timer(1.0 / self.params["stream_rate_hz"], self._stream)
+        else:
+            self._send_goal(profile)
+        self.run_state.start(profile, now, f"{mode} mode, {profile.duration:.1f} s")
+        self.get_logger().info(f"excitation started ({mode} mode): approach {profile.t_excitation_start:.1f} s, "
+                               f"{self.params['cycles']} cycle(s), total {profile.duration:.1f} s")
+        self._publish_status()
+
+    def _stream(self) -> None:
+        if not self.run_state.active:
+            return
+        elapsed = time.monotonic() - self.run_state.t_start
+        q = self.run_state.profile.sample(min(elapsed, self.run_state.profile.duration))[0][0]
+        self.stream_pub.publish(Float64MultiArray(data=q.tolist()))
+
+    def _send_goal(self, profile: object) -> None:
+        from builtin_interfaces.msg import Duration
+        from control_msgs.msg import JointTolerance
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        action = load_control_msgs()
+        p = self.params
+        spec = build_goal_spec(profile, p["point_rate_hz"], p["path_tolerance"], p["goal_tolerance"],
+                               goal_time_tolerance=p["goal_time_tolerance"])
+        goal = fill_goal(action.FollowJointTrajectory.Goal(), spec, JointTrajectoryPoint, JointTolerance, Duration)
+        self._tracker = tracker = GoalTracker()
+        future = self._action_client.send_goal_async(goal)
+        future.add_done_callback(lambda f: self._on_goal_response(tracker, f))
+
+    def _on_goal_response(self, tracker: GoalTracker, future: object) -> None:
+        try:
+            handle = future.result()
+        except Exception as err:  # noqa: BLE001 - transport errors end the goal
+            self._end_goal(tracker.on_error(f"sending the goal failed: {err}"))
+            return
+        cancel_now = tracker.on_goal_response(bool(handle.accepted))
+        if not handle.accepted:
+            self._end_goal(tracker.outcome)
+            return
+        self._goal_handle = handle
+        handle.get_result_async().add_done_callback(lambda f: self._on_result(tracker, f))
+        if cancel_now:
+            handle.cancel_goal_async()
+
+    def _on_result(self, tracker: GoalTracker, future: object) -> None:
+        try:
+            response = future.result()
+            outcome = tracker.on_result(int(response.status), int(response.result.error_code),
+                                        str(response.result.error_string))
+        except Exception as err:  # noqa: BLE001
+            outcome = tracker.on_error(f"getting the result failed: {err}")
+        self._end_goal(outcome)
+
+    def _end_goal(self, outcome: object) -> None:
+        self._goal_handle = None
+        if outcome.success:
+            self.run_state.finish(outcome.message)
+            self.get_logger().info(f"excitation done: {outcome.message}")
+        elif self.run_state.state is not ExecutionState.ABORTED:
+            self._abort(outcome.message)
+        self._publish_status()
+
+    def stop(self, reason: str = "stopped on request") -> tuple[bool, str]:
+        """Stop the motion (cancel, hold or stop streaming)."""
+        if self._pending is not None:
+            self._pending = None
+            self._abort(f"{reason} before moving")
+            return True, reason
+        if not self.run_state.active:
+            return False, f"not moving (state {self.run_state.state.value})"
+        mode = self.params["mode"]
+        if mode == "topic":
+            self.trajectory_pub.publish(JointTrajectory(joint_names=list(self._profile_joints)))
+        elif mode == "stream":
+            self._stop_stream()
+        elif self._tracker is not None and self._tracker.request_cancel() and self._goal_handle is not None:
+            self._goal_handle.cancel_goal_async()
+        self._abort(reason)
+        return True, reason
+
+    def _stop_stream(self) -> None:
+        if self._stream_timer is not None:
+            self.destroy_timer(self._stream_timer)
+            self._stream_timer = None
+
+    def destroy_node(self) -> None:
+        if self.run_state.active:
+            self.stop("node shutting down")
+        super().destroy_node()
+
+    # ------------------------------------------------------------------------------------------
+    # Callbacks
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        self._last_state = (list(msg.name), list(msg.position), time.monotonic())
+
+    def _tick(self) -> None:
+        if self._pending is not None:
+            self._attempt_start()
+            return
+        if not self.run_state.active:
+            return
+        before = self.run_state.state
+        self.run_state.update(time.monotonic())
+        if self.params["mode"] != "action" and \
+                self.run_state.elapsed_past_end(time.monotonic()) >= self.params["settle_time"]:
+            self._stop_stream()
+            self.run_state.finish("trajectory sent to the end")
+            self.get_logger().info("excitation done")
+        elif self._last_state is not None and \
+                time.monotonic() - self._last_state[2] > max(1.0, 4 * self.params["state_timeout"]):
+            self.stop(f"{self.params['joint_states_topic']} stopped arriving while moving")
+            return
+        if before is not self.run_state.state or self.run_state.active:
+            self._publish_status()
+
+    def _abort(self, message: str) -> None:
+        self._stop_stream()
+        self.run_state.abort(message)
+        self.get_logger().error(f"excitation aborted: {message}")
+        self._publish_status()
+
+    def _set_message(self, message: str) -> None:
+        if message != self.run_state.message:
+            self.run_state.message = message
+            self.get_logger().info(message)
+            self._publish_status()
+
+    def _publish_status(self) -> None:
+        self.status_pub.publish(String(data=self.run_state.status_json()))
+
+    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = self.start()
+        return response
+
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = self.stop()
+        return response
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(ExcitationNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
