@@ -115,35 +115,77 @@ def compress(w_b: np.ndarray, tau: np.ndarray, weights: np.ndarray | None = None
     augmented = np.column_stack([w_b, tau])
     if weights is not None:
         augmented = augmented * np.asarray(weights, dtype=float)[:, None]
-    r_aug = scipy.linalg.qr(augmented, mode="r", overwrite_a=True, check_finite=False)[0]
-    n = w_b.shape[1]
+    return _split(_qr_r(augmented), w_b.shape[1])
+
+
+def _qr_r(matrix: np.ndarray) -> np.ndarray:
+    """Square upper-triangular ``R`` (zero-padded when there are fewer rows than columns)."""
+    r = scipy.linalg.qr(matrix, mode="r", overwrite_a=True, check_finite=False)[0]
+    if r.shape[0] < r.shape[1]:
+        r = np.vstack([r, np.zeros((r.shape[1] - r.shape[0], r.shape[1]))])
+    return r[: r.shape[1]]
+
+
+def _split(r_aug: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, float]:
     return r_aug[:n, :n], r_aug[:n, n], float(abs(r_aug[n, n]))
 
 
-def _least_squares(w_b: np.ndarray, tau: np.ndarray, n_dof: int, weights: np.ndarray) -> LeastSquaresFit:
-    r, rho1, rho2 = compress(w_b, tau, weights)
+@dataclass
+class JointBlocks:
+    """Per-joint compression ``[W_j tau_j] = Q_j B_j`` (``B_j``: (n_base + 1) square, upper triangular
+    up to a column permutation): any per-joint weighting and every per-joint residual follow
+    exactly from the blocks, without touching the samples again."""
+
+    blocks: np.ndarray
+    rows: int
+
+    @classmethod
+    def of(cls, w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> JointBlocks:
+        n_samples, n_base = tau.size // n_dof, w_b.shape[1]
+        w3, t2 = w_b.reshape(n_samples, n_dof, n_base), tau.reshape(n_samples, n_dof)
+        blocks = np.zeros((n_dof, n_base + 1, n_base + 1))
+        for j in range(n_dof):
+            # only the columns that act on joint j (a joint does not feel the links before it)
+            used = np.flatnonzero(np.any(w3[:, j, :] != 0.0, axis=0))
+            r = _qr_r(np.column_stack([w3[:, j, used], t2[:, j]]))
+            blocks[j][np.ix_(np.arange(used.size + 1), np.append(used, n_base))] = r
+        return cls(blocks, tau.size)
+
+    def combined(self, per_joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """``R``, ``rho1``, ``||rho2||`` of the problem with row weights ``per_joint[j]`` on joint ``j``."""
+        stacked = (self.blocks * np.asarray(per_joint, dtype=float)[:, None, None]).reshape(-1, self.blocks.shape[2])
+        return _split(_qr_r(stacked), self.blocks.shape[2] - 1)
+
+    def residual_norms(self, beta: np.ndarray) -> np.ndarray:
+        """``||tau_j - W_j beta||`` per joint."""
+        return np.linalg.norm(self.blocks @ np.append(-beta, 1.0), axis=1)
+
+
+def _least_squares(blocks: JointBlocks, per_joint: np.ndarray) -> LeastSquaresFit:
+    r, rho1, rho2 = blocks.combined(per_joint)
     diag = np.abs(np.diag(r))
     weak = np.flatnonzero(diag <= 1e-12 * max(diag.max(), 1e-300))
     if weak.size:
         raise IdentifiabilityError(f"the regressor is rank deficient: base parameter(s) "
                                    f"{', '.join(f'beta{i + 1}' for i in weak[:6])} not identifiable from this data")
     beta = scipy.linalg.solve_triangular(r, rho1)
-    rows, n_base = w_b.shape
-    sigma2 = rho2**2 / (rows - n_base)  # seed 000 eq. 82 (weighted residual)
+    n_dof, n_base = blocks.blocks.shape[0], r.shape[0]
+    sigma2 = rho2**2 / (blocks.rows - n_base)  # seed 000 eq. 82 (weighted residual)
     r_inv = scipy.linalg.solve_triangular(r, np.eye(n_base))
     std = np.sqrt(sigma2 * np.sum(r_inv**2, axis=1))  # seed 000 eq. 81: diag(sigma^2 (W^T W)^-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_std = np.where(beta != 0, 100.0 * std / np.abs(beta), np.inf)
-    residual = (tau - w_b @ beta).reshape(-1, n_dof)
-    dof = residual.shape[0] - n_base / n_dof
-    residual_std = np.sqrt(np.sum(residual**2, axis=0) / max(dof, 1.0))
-    return LeastSquaresFit(beta, std, rel_std, weights, residual_std, float(np.linalg.norm(residual)))
+    norms = blocks.residual_norms(beta)
+    dof = blocks.rows / n_dof - n_base / n_dof
+    weights = np.tile(np.asarray(per_joint, dtype=float), blocks.rows // n_dof)
+    return LeastSquaresFit(beta, std, rel_std, weights, norms / np.sqrt(max(dof, 1.0)),
+                           float(np.linalg.norm(norms)))
 
 
 def ols(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
     """Ordinary least squares (seed 000 eq. 60) with the standard deviations of eq. 81-83."""
     w_b, tau = _check(w_b, tau, n_dof)
-    return _least_squares(w_b, tau, n_dof, np.ones(tau.size))
+    return _least_squares(JointBlocks.of(w_b, tau, n_dof), np.ones(n_dof))
 
 
 def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int, iterations: int = 3) -> LeastSquaresFit:
@@ -152,12 +194,13 @@ def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int, iterations: int = 3) -> Le
     the OLS residual and is re-estimated from the weighted fit ``iterations - 1`` times: a noisy
     joint's error leaks into the OLS residual of the others and would under-weight the precise ones."""
     w_b, tau = _check(w_b, tau, n_dof)
-    fit = _least_squares(w_b, tau, n_dof, np.ones(tau.size))
+    blocks = JointBlocks.of(w_b, tau, n_dof)
+    fit = _least_squares(blocks, np.ones(n_dof))
     floor = 1e-9 * max(float(np.sqrt(np.mean(tau**2))), 1e-300)
     for _ in range(max(int(iterations), 1)):
         per_joint = 1.0 / np.maximum(fit.residual_std, floor)
         per_joint = per_joint / np.exp(np.mean(np.log(per_joint)))  # geometric mean 1: same scale as OLS
-        fit = _least_squares(w_b, tau, n_dof, np.tile(per_joint, tau.size // n_dof))
+        fit = _least_squares(blocks, per_joint)
     return fit
 
 
@@ -204,7 +247,11 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     eps = (PRIOR_EPS if prior is not None else DEFAULT_EPS) if eps is None else float(eps)
     bounds = bounds or Bounds()
 
-    r, rho1, rho2 = compress(w_b, tau, weights)
+    per_joint = _per_joint(weights, n_dof)
+    if weights is None or per_joint is not None:  # per-joint weights: compress joint by joint (cheaper)
+        r, rho1, rho2 = JointBlocks.of(w_b, tau, n_dof).combined(np.ones(n_dof) if per_joint is None else per_joint)
+    else:
+        r, rho1, rho2 = compress(w_b, tau, weights)
     scales = link_scales(prior, layout)
     size = parameter_scales(layout, scales)  # delta = size * x
     norm = max(float(np.linalg.norm(rho1)), 1e-300)
@@ -256,6 +303,14 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     objective_value = float(np.sqrt(np.linalg.norm(rho1 - r @ beta) ** 2 + rho2**2))
     return FeasibleFit(beta, delta_value, status, objective_value, stage_status,
                        {k: round(v, 4) for k, v in timings.items()})
+
+
+def _per_joint(weights: np.ndarray | None, n_dof: int) -> np.ndarray | None:
+    """The per-joint weights when ``weights`` (per row) repeat every sample, else None."""
+    if weights is None:
+        return None
+    table = np.asarray(weights, dtype=float).reshape(-1, n_dof)
+    return table[0] if np.all(table == table[0]) else None
 
 
 def _allowed_growth(total2: float, shape: tuple[int, int], fit_tolerance: float | None, confidence: float) -> float:

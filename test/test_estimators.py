@@ -238,3 +238,20 @@ def test_real_panda_fbpe_has_plausible_masses_and_an_ols_like_fit():
     free = estimators.fbpe(w_b, tau, base.K, layout, consistency="full", weights=wls.weights)
     assert error(free.beta) < 1.03 * error(ols.beta)
     assert abs(free.delta[0] - nominal[0]) > 0.5
+
+
+def test_compression_keeps_every_residual_exactly():
+    _, layout, base, truth, w_b, w = synthetic("panda")
+    rng = np.random.default_rng(6)
+    tau = w @ truth + rng.normal(0.0, 0.1, w.shape[0])
+    per_joint = rng.uniform(0.5, 2.0, 7)
+    rows = np.tile(per_joint, tau.size // 7)
+    blocks = estimators.JointBlocks.of(w_b, tau, 7)
+    for r, rho1, rho2 in (estimators.compress(w_b, tau, rows), blocks.combined(per_joint)):
+        for beta in (base.K @ truth, rng.normal(size=base.n_base)):
+            direct = np.linalg.norm(rows * (tau - w_b @ beta))
+            assert np.hypot(np.linalg.norm(rho1 - r @ beta), rho2) == pytest.approx(direct, rel=1e-9)
+    beta = base.K @ truth
+    per_joint_direct = np.linalg.norm((tau - w_b @ beta).reshape(-1, 7), axis=0)
+    assert np.allclose(blocks.residual_norms(beta), per_joint_direct, rtol=1e-9)
+    assert np.allclose(estimators.ols(w_b, tau, 7).beta, np.linalg.lstsq(w_b, tau, rcond=None)[0], rtol=1e-7)
