@@ -275,8 +275,9 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     timings["fit_total"] = time.perf_counter() - start
     stage_status = {"fit": status}
     if status not in SOLVED:
-        raise EstimationError(f"FBPE ({solver}): solver status {status}: no feasible parameters fit the data "
-                              f"within the {consistency} consistency constraints and bounds")
+        reason = ("no parameters satisfy the " + consistency + " consistency constraints and the bounds"
+                  if "infeasible" in status else "no solution")
+        raise EstimationError(f"FBPE ({solver}): solver status {status}: {reason}")
     best = float(fit.value)
     solution = np.array(x.value)
 
