@@ -202,3 +202,37 @@ def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0,
                            np.min(limits.acceleration / np.abs(ddq).max(axis=0)))
     save_trajectory(path, ExcitationTrajectory(unit.scaled(scale), limits, float("nan"), {"test": True}))
     return path
+
+
+def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: int = 0) -> Path:
+    """A bag of the embedded robot (config truth, noise) running a short random excitation once."""
+
+    from dynid_ros.bag_io import write_joint_states
+    from dynid_ros.config import load_config
+    from dynid_ros.excitation.trajectory_file import load_trajectory
+    from dynid_ros.resources import robot_file
+    from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+    from dynid_ros.trajectory_execution import prepare_profile
+
+    trajectory = load_trajectory(write_test_trajectory(path.with_suffix(".yaml"), robot, period=period, seed=seed))
+    section = load_config(robot_file(robot, "config")).get("simulation") or {}
+    sim = Simulator(robot_file(robot, "urdf"), truth=GroundTruth.from_config(section))
+    profile = prepare_profile(trajectory, trajectory.limits.position.mean(axis=1), 1, 1000.0)
+    t, q, dq, ddq = profile.sample_at_rate(1000.0)
+    series = simulate_profile(sim, t, q, dq, ddq, progress=False)
+    return write_joint_states(path, series)
+
+
+def assert_physically_consistent(urdf_text: str) -> object:
+    """Load a URDF in pinocchio; every body has m > 0 and a positive-definite inertia about its CoM
+    obeying the triangle inequality (full physical consistency, seed 001). Returns the model."""
+    import numpy as np
+    import pinocchio as pin
+
+    model = pin.buildModelFromXML(urdf_text)
+    for name, inertia in zip(model.names[1:], model.inertias[1:]):
+        eig = np.linalg.eigvalsh(np.asarray(inertia.inertia))
+        assert inertia.mass > 0, f"{name}: mass {inertia.mass}"
+        assert eig.min() > 0, f"{name}: inertia eigenvalues {eig}"
+        assert eig[0] + eig[1] >= eig[2] * (1 - 1e-9), f"{name}: triangle inequality fails {eig}"
+    return model

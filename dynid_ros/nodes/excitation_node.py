@@ -99,6 +99,7 @@ class ExcitationNode(Node):
         self.run_state = ExcitationRun()
         self._last_state: tuple[list[str], list[float], float] | None = None
         self._profile_joints: tuple[str, ...] = ()
+        self._trajectory_cache: tuple | None = None
         self._pending: dict | None = None
         self._stream_timer = None
         self._action_client = None
@@ -114,6 +115,11 @@ class ExcitationNode(Node):
         self.create_service(Trigger, "~/stop", self._on_stop)
         self.create_timer(0.1, self._tick)
         self._publish_status()
+        if p["trajectory_file"]:
+            try:  # check the file early (and import the excitation code) so that ~/start is quick
+                self._load_trajectory()
+            except DynidError as err:
+                self.get_logger().error(f"trajectory_file: {err}")
         if p["autostart"]:
             self.get_logger().info("autostart: waiting for joint states and the controller")
             self._pending = {"deadline": time.monotonic() + p["wait_timeout"], "wait_for_states": True}
@@ -133,12 +139,13 @@ class ExcitationNode(Node):
     def _attempt_start(self) -> tuple[bool, str]:
         """One try of a pending start: abort on bad input, keep waiting for what may still come."""
         pending = self._pending
-        timed_out = time.monotonic() >= pending["deadline"]
+        now = time.monotonic()  # before any work: the executor delivers no joint states meanwhile
+        timed_out = now >= pending["deadline"]
         try:
             excitation = self._load_trajectory()
-            if pending["wait_for_states"] and not timed_out and self._states_missing_or_stale(excitation):
+            if pending["wait_for_states"] and not timed_out and self._states_missing_or_stale(now):
                 return True, "waiting for joint states"
-            q_now = self._current_positions(excitation.trajectory.joints)
+            q_now = self._current_positions(excitation.trajectory.joints, now)
             profile = prepare_profile(excitation, q_now, self.params["cycles"], self.params["check_rate_hz"])
             problem = self._controller_problem()
             if problem is not None:
@@ -155,25 +162,29 @@ class ExcitationNode(Node):
             return False, str(err)
 
     def _load_trajectory(self) -> object:
+        """The checked trajectory file, loaded again only when it changed."""
         from dynid_ros.excitation.trajectory_file import load_trajectory
 
         path = resolve_file(self.params["trajectory_file"], "trajectory_file")
-        excitation = load_trajectory(path)
+        key = (str(path), path.stat().st_mtime_ns)
+        if self._trajectory_cache is None or self._trajectory_cache[0] != key:
+            self._trajectory_cache = (key, load_trajectory(path))
+        excitation = self._trajectory_cache[1]
         self._profile_joints = excitation.trajectory.joints
         return excitation
 
-    def _states_missing_or_stale(self, excitation: object) -> bool:
+    def _states_missing_or_stale(self, now: float) -> bool:
         if self._last_state is None:
             return True
-        return time.monotonic() - self._last_state[2] > self.params["state_timeout"]
+        return now - self._last_state[2] > self.params["state_timeout"]
 
-    def _current_positions(self, joints: tuple[str, ...]) -> np.ndarray:
+    def _current_positions(self, joints: tuple[str, ...], now: float) -> np.ndarray:
         state = self._last_state
         if state is None:
             return current_positions(joints, [], [], None, self.params["state_timeout"],
                                      self.params["joint_states_topic"])
         names, positions, received = state
-        return current_positions(joints, names, positions, time.monotonic() - received,
+        return current_positions(joints, names, positions, max(now - received, 0.0),
                                  self.params["state_timeout"], self.params["joint_states_topic"])
 
     def _controller_problem(self) -> str | None:

@@ -1,0 +1,73 @@
+"""identification_node with real rclpy: ~/identify off the executor, latched URDF and report, the
+same files as ``dynid identify``, robot_state_publisher update, refusals."""
+
+import json
+
+import pytest
+
+from dynid_ros.nodes.identification_node import PARAMETERS, IdentificationNode
+from dynid_ros.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
+from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("dynid_ros.estimators")
+from rclpy.node import Node  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory):
+    return simulated_bag(tmp_path_factory.mktemp("bag") / "run")
+
+
+def test_parameters_mirror_the_cli(spinner):
+    node = spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(robot="panda")))
+    names = {p.name for p in PARAMETERS}
+    assert {"urdf_path", "robot_description", "bag_path", "output_dir", "joints", "topic", "start", "end",
+            "friction", "armature", "method", "consistency", "solver", "effort_scale", "prior", "total_mass",
+            "update_robot_state_publisher"} <= names
+    args = node.cli_arguments()  # unset parameters stay unset: the config and the CLI defaults decide
+    assert args.method is None and args.friction is None and args.start is None and args.total_mass is None
+    assert args.config.endswith("config/panda.yaml")
+    services = dict(node.get_service_names_and_types_by_node("identification_node", "/"))
+    assert services["/identification_node/identify"] == ["std_srvs/srv/Trigger"]
+
+
+def test_identify_publishes_urdf_report_and_writes_files(spinner, bag, tmp_path):
+    out = tmp_path / "result"
+    rsp = spinner.add(Node("robot_state_publisher", context=spinner.context))
+    rsp.declare_parameter("robot_description", "<robot name='old'/>")
+    spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
+        robot="panda", bag_path=str(bag), output_dir=str(out), method="fbpe", update_robot_state_publisher=True)))
+    helper = spinner.add(Node("helper", context=spinner.context))
+    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
+    response = call_trigger(helper, "/identification_node/identify")
+    assert response.success, response.message  # answered at once; the work runs in a worker thread
+    assert call_trigger(helper, "/identification_node/identify").success is False  # busy
+    wait_for(lambda: status.last and status.last["state"] in ("done", "failed"), timeout=60, what="identification")
+    assert status.last["state"] == "done", status.last["message"]
+    # a late subscriber still gets both (transient local)
+    urdf = Latest(helper, String, "/identification_node/robot_description", status_qos())
+    report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
+    wait_for(lambda: urdf.messages and report.messages, what="latched URDF and report")
+    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, PARAMETERS_FILE, REPORT_FILE])
+    assert urdf.last.data == (out / URDF_FILE).read_text()
+    assert report.last == json.loads((out / REPORT_FILE).read_text())
+    assert report.last["feasible"] is True and report.last["method"] == "fbpe"
+    assert_physically_consistent(urdf.last.data)
+    assert rsp.get_parameter("robot_description").value == urdf.last.data
+    assert "updated /robot_state_publisher" in status.last["message"]
+
+
+def test_missing_bag_and_bad_options_fail_clearly(spinner, tmp_path, bag):
+    helper = spinner.add(Node("helper", context=spinner.context))
+    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
+    node = spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
+        robot="panda", bag_path=str(tmp_path / "nothing"), output_dir=str(tmp_path / "out"), method="magic")))
+    response = call_trigger(helper, "/identification_node/identify")
+    assert not response.success and "no such bag" in response.message
+    wait_for(lambda: status.last and status.last["state"] == "failed", what="failed status")
+    node.set_parameters(params(bag_path=str(bag)))  # bag_path is read at each call
+    assert call_trigger(helper, "/identification_node/identify").success
+    wait_for(lambda: status.last["state"] == "failed" and "method" in status.last["message"], what="bad method")
+    assert not (tmp_path / "out").exists()  # nothing half-written

@@ -1,0 +1,79 @@
+"""sim_node with real rclpy: parameters, /joint_states at 1 kHz, following JointTrajectory messages."""
+
+import time
+
+import numpy as np
+import pytest
+
+from dynid_ros.errors import ConfigError
+from dynid_ros.model import load_model
+from dynid_ros.nodes.sim_node import PARAMETERS, SimNode
+from dynid_ros.resources import robot_file
+from ros_helpers import Latest, params, wait_for
+
+rclpy = pytest.importorskip("rclpy")
+from builtin_interfaces.msg import Duration  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+TOPIC = "/joint_trajectory_controller/joint_trajectory"
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return load_model(urdf=robot_file("panda", "urdf"))
+
+
+def stamps(messages):
+    return np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in messages])
+
+
+def test_parameters_and_joint_states_at_1khz(spinner, panda):
+    node = spinner.add(SimNode(context=spinner.context, parameter_overrides=params(robot="panda", truth="nominal")))
+    assert {p.name for p in PARAMETERS} >= {"urdf_path", "robot_description", "rate_hz", "controller_name",
+                                            "initial_positions", "truth", "seed", "effort_noise"}
+    assert node.get_parameter("rate_hz").value == 1000.0
+    assert node.get_parameter("controller_name").value == "joint_trajectory_controller"
+    helper = spinner.add(Node("helper", context=spinner.context))
+    states = Latest(helper, JointState, "/joint_states", 1000)
+    wait_for(lambda: len(states.messages) > 1200, what="1200 joint states")
+    msg = states.last
+    assert list(msg.name) == list(panda.joints)
+    assert len(msg.position) == len(msg.velocity) == len(msg.effort) == 7
+    mid = np.asarray(panda.position_limits).mean(axis=1)  # default start: the middle of each range
+    np.testing.assert_allclose(msg.position, mid, atol=2e-3)
+    assert np.abs(msg.effort).max() > 1.0  # holding the arm against gravity
+    step = np.diff(stamps(states.messages[-1000:]))
+    np.testing.assert_allclose(step, 1e-3, atol=2e-6)  # exactly uniform stamps, nothing dropped
+    assert helper.count_subscribers(TOPIC) == 1
+
+
+def test_follows_a_trajectory_and_ignores_wrong_joints(spinner, panda):
+    q0 = np.asarray(panda.position_limits).mean(axis=1) + 0.05
+    spinner.add(SimNode(context=spinner.context, parameter_overrides=params(
+        robot="panda", truth="nominal", initial_positions=q0.tolist())))
+    helper = spinner.add(Node("helper", context=spinner.context))
+    states = Latest(helper, JointState, "/joint_states", 100)
+    publisher = helper.create_publisher(JointTrajectory, TOPIC, 10)
+    wait_for(lambda: publisher.get_subscription_count() == 1 and states.messages, what="sim_node")
+    np.testing.assert_allclose(states.last.position, q0, atol=2e-3)
+    wrong = JointTrajectory(joint_names=["elbow"], points=[JointTrajectoryPoint(
+        positions=[1.0], time_from_start=Duration(sec=0, nanosec=100_000_000))])
+    publisher.publish(wrong)
+    time.sleep(0.3)
+    np.testing.assert_allclose(states.last.position, q0, atol=2e-3)  # ignored
+    target = q0 + np.linspace(-0.2, 0.2, 7)
+    names = list(reversed(panda.joints))  # any order, by name
+    publisher.publish(JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
+        positions=target[::-1].tolist(), velocities=[0.0] * 7,
+        time_from_start=Duration(sec=0, nanosec=500_000_000))]))
+    time.sleep(0.25)
+    middle = np.array(states.last.position)
+    assert np.all(np.abs(middle - q0) > 0.01 * np.abs(target - q0))  # on its way
+    wait_for(lambda: np.allclose(states.last.position, target, atol=3e-3), timeout=3, what="target reached")
+
+
+def test_bad_initial_positions_are_refused(ros_context):
+    with pytest.raises(ConfigError, match="initial_positions has 2 values; the robot has 7 joints"):
+        SimNode(context=ros_context, parameter_overrides=params(robot="panda", initial_positions=[0.0, 0.1]))
