@@ -127,6 +127,11 @@ def prepare_series(series: JointStateSeries, model: RobotModel, options: Identif
     return windowed
 
 
+def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
+    """Mask of the regression rows (sample-major) whose joint moves at least ``min_speed``."""
+    return (np.abs(dq) >= min_speed).reshape(-1) if min_speed > 0 else np.ones(dq.size, dtype=bool)
+
+
 def check_identifiability(w_b: np.ndarray, base: BaseParameters) -> None:
     """Raise IdentifiabilityError naming the base parameters the data does not excite."""
     import scipy.linalg
@@ -171,6 +176,12 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         w = regressor(model, layout, data.q, data.dq, data.ddq)
         w_b = base.project(w)
         tau = data.tau.reshape(-1)
+        kept = fit_rows(data.dq, processing.min_speed)
+        if not kept.all():  # a zero row is a row left out of every least-squares fit
+            w_b = np.where(kept[:, None], w_b, 0.0)
+            tau = np.where(kept, tau, 0.0)
+            warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
+                            f"(|q'| < {processing.min_speed} rad/s)")
         check_identifiability(w_b, base)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
@@ -186,7 +197,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
             status = "optimal"
         elif options.method == "bpfc":
             corrected = feasibility.bpfc(base.K, ols_fit.beta, consistency=options.consistency, layout=layout,
-                                         solver=options.solver, attached=attached)
+                                         bounds=bounds, solver=options.solver, attached=attached)
             beta, delta, status = corrected.beta, corrected.delta, corrected.status
         else:
             fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,

@@ -64,6 +64,8 @@ class ProcessingOptions:
         decimate_hz: rate of the regression samples [Hz]; None = keep every sample.
         trim_s: seconds removed at both ends (filter transients).
         tau_cutoff_hz: Butterworth cutoff of the torque used for the fit [Hz]; None = ``cutoff_hz``.
+        min_speed: rows of joint j at samples where ``|q'_j| < min_speed`` [rad/s or m/s] are left out of the
+            fit (not of the validation): while a joint sticks, Coulomb friction is not ``fc sign(q')``.
     """
 
     rate_hz: float | None = None
@@ -73,6 +75,7 @@ class ProcessingOptions:
     decimate_hz: float | None = 100.0
     trim_s: float = 0.1
     tau_cutoff_hz: float | None = None
+    min_speed: float = 0.0
 
     def __init__(self, **values: object) -> None:
         names = [f.name for f in fields(self)]
@@ -90,16 +93,17 @@ class ProcessingOptions:
 
     def check(self) -> None:
         """Raise ConfigError for invalid values (and normalise numbers)."""
-        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s"):
+        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed"):
             value = getattr(self, name)
-            if value is None and name not in ("cutoff_hz", "trim_s"):
+            if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
                 continue
             try:
                 number = float(value)
             except (TypeError, ValueError) as err:
                 raise ConfigError(f"processing option {name} must be a number, got {value!r}") from err
-            if not np.isfinite(number) or number < 0 or (number == 0 and name != "trim_s"):
-                raise ConfigError(f"processing option {name} must be {'>= 0' if name == 'trim_s' else '> 0'}, "
+            may_be_zero = name in ("trim_s", "min_speed")
+            if not np.isfinite(number) or number < 0 or (number == 0 and not may_be_zero):
+                raise ConfigError(f"processing option {name} must be {'>= 0' if may_be_zero else '> 0'}, "
                                   f"got {value!r}")
             setattr(self, name, number)
         if isinstance(self.order, bool) or not isinstance(self.order, (int, np.integer)) or not 1 <= self.order <= 12:
