@@ -1,0 +1,64 @@
+"""Identify a robot through its controller: excitation_node + recorder_node + identification_node.
+
+    ros2 launch dynid_ros identify.launch.py robot:=panda controller_name:=joint_trajectory_controller
+
+With ``autorun:=true`` (default) orchestrator_node runs record -> excite -> stop -> identify at once;
+with ``autorun:=false`` the nodes wait for ``ros2 service call /<node>/start std_srvs/srv/Trigger``.
+Empty arguments fall back to the ``nodes:`` section of config/<robot>.yaml, then the node defaults.
+"""
+
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch_ros.actions import Node
+
+from dynid_ros.launch_support import as_bool, given, run_directory
+from launch import LaunchDescription
+
+ARGUMENTS = {
+    "robot": ("panda", "robot name (panda | ur5e): config/<robot>.yaml and urdf/<robot>.urdf"),
+    "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
+    "urdf_path": ("", "nominal URDF ('' = the config's robot.urdf)"),
+    "controller_name": ("", "trajectory controller ('' = config, else joint_trajectory_controller)"),
+    "mode": ("", "action | topic | stream ('' = config, else action)"),
+    "trajectory_file": ("", "excitation trajectory YAML ('' = the config's)"),
+    "cycles": ("", "periods of the excitation ('' = config, else 1)"),
+    "bag_path": ("", "bag to record ('' = dynid_runs/<date>_<time>/bag)"),
+    "output_dir": ("", "identification result ('' = dynid_runs/<date>_<time>/result)"),
+    "method": ("", "ols | wls | fbpe | bpfc ('' = config, else fbpe)"),
+    "use_sim_time": ("false", "use /clock (true in Gazebo)"),
+    "autorun": ("true", "run record -> excite -> stop -> identify without service calls"),
+    "update_robot_state_publisher": ("false", "set /robot_state_publisher's robot_description when done"),
+}
+
+
+def launch_nodes(context: object) -> list:
+    def arg(name: str) -> str:
+        return context.launch_configurations[name]
+
+    run = run_directory()
+    bag = arg("bag_path") or str(run / "bag")
+    out = arg("output_dir") or str(run / "result")
+    common = given({"robot": arg("robot"), "config_file": arg("config_file"),
+                    "use_sim_time": as_bool(arg("use_sim_time"))})
+    update_rsp = as_bool(arg("update_robot_state_publisher"))
+    nodes = [
+        Node(package="dynid_ros", executable="excitation_node", name="excitation_node", output="screen",
+             parameters=[common, given({"trajectory_file": arg("trajectory_file"),
+                                        "controller_name": arg("controller_name"), "mode": arg("mode"),
+                                        "cycles": arg("cycles")})]),
+        Node(package="dynid_ros", executable="recorder_node", name="recorder_node", output="screen",
+             parameters=[common, given({"bag_path": bag})]),
+        Node(package="dynid_ros", executable="identification_node", name="identification_node", output="screen",
+             parameters=[common, given({"urdf_path": arg("urdf_path"), "bag_path": bag, "output_dir": out,
+                                        "method": arg("method"),
+                                        "update_robot_state_publisher": update_rsp})]),
+    ]
+    if as_bool(arg("autorun")):
+        nodes.append(Node(package="dynid_ros", executable="orchestrator_node", name="orchestrator_node",
+                          output="screen", parameters=[common]))
+    return nodes
+
+
+def generate_launch_description() -> LaunchDescription:
+    arguments = [DeclareLaunchArgument(name, default_value=default, description=text)
+                 for name, (default, text) in ARGUMENTS.items()]
+    return LaunchDescription([*arguments, OpaqueFunction(function=launch_nodes)])
