@@ -202,3 +202,26 @@ def test_execution_profile_rejects_bad_input(panda, panda_limits):
         build_execution_profile(moving, traj.q0)
     profile = build_execution_profile(traj, traj.evaluate(np.zeros(1))[0][0])  # already there, no limits
     assert profile.t_excitation_start == pytest.approx(1.0)  # the minimum approach
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5e"])
+def test_shipped_trajectories_are_valid_and_distinct(robot):
+    from importlib.resources import files
+
+    from dynid_ros.excitation import excitation_condition_number
+
+    model = load_model(urdf=robot_file(robot, "urdf"))
+    limits = limits_from_model(model, config_section(robot_file(robot, "config"), "excitation"))
+    shipped = {}
+    for purpose in ("identification", "validation"):
+        path = files("dynid_ros") / "data" / "trajectories" / f"{robot}_{purpose}.yaml"
+        record = load_trajectory(path)  # checks the limits in the file at 1 kHz and the rest
+        assert record.trajectory.joints == model.joints
+        for name in ("position", "velocity", "acceleration"):  # the file's limits are the config's
+            np.testing.assert_allclose(getattr(record.limits, name), getattr(limits, name))
+        assert 10.0 <= record.trajectory.period <= 20.0
+        assert record.condition_number <= 60.0
+        assert excitation_condition_number(model, record.trajectory) == pytest.approx(record.condition_number,
+                                                                                       rel=1e-9)
+        shipped[purpose] = record.trajectory
+    assert shipped["identification"].wf != shipped["validation"].wf

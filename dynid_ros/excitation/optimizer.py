@@ -438,6 +438,7 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
 
     bar = tqdm(total=options.n_starts, desc="excitation", unit="start", disable=not progress, file=sys.stderr)
     starts_done, iterations = 0, 0
+    history: list[dict] = []
     try:
         for i in range(options.n_starts):
             x_start = problem.start(np.random.default_rng([options.seed, i]))
@@ -448,10 +449,12 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
             except _BudgetExhausted:
                 break
             starts_done += 1
+            history.append({"start": i, "time_s": round(time.perf_counter() - started, 3),
+                            "best": _readable(options.objective, best.value) if best.x is not None else None})
             bar.update(1)
             if best.x is not None:
-                bar.set_postfix_str(f"cond {math.exp(min(best.value, 700.0)):.4g}" if options.objective == "cond"
-                                    else f"log det / 2 {-best.value:.4g}")
+                bar.set_postfix_str(f"{'cond' if options.objective == 'cond' else 'log det / 2'} "
+                                    f"{_readable(options.objective, best.value):.4g}")
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -471,11 +474,16 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
     info = {
         "objective": options.objective, "seed": options.seed, "starts": starts_done, "iterations": iterations,
         "time_s": round(time.perf_counter() - started, 3), "frequency_hz": problem.wf / (2 * math.pi),
-        "n_base": base.n_base, "margins": margins,
+        "n_base": base.n_base, "margins": margins, "history": history,
     }
     if options.cartesian_boxes:
         info["cartesian_boxes"] = {k: np.asarray(v, dtype=float).tolist() for k, v in options.cartesian_boxes.items()}
     return ExcitationTrajectory(trajectory, limits, condition, info)
+
+
+def _readable(objective: str, value: float) -> float:
+    """The optimizer's value as a condition number (``cond``) or ``log det(Y^T Y) / 2`` (``logdet``)."""
+    return math.exp(min(value, 700.0)) if objective == "cond" else -value
 
 
 def _verified(problem: _Problem, x: np.ndarray) -> FourierTrajectory:
