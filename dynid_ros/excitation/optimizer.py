@@ -276,14 +276,14 @@ class _Problem:
             for k in range(self.n):
                 self.pm.inertias[k + 1] = pin.Inertia.FromDynamicParameters(parameters[10 * k:10 * k + 10]
                                                                            + self.p0[k])
+            by_q, by_v, mass = (np.empty((len(q), self.n, self.n)) for _ in range(3))
             for s in range(len(q)):
                 pin.computeRNEADerivatives(self.pm, self.pdata, configuration[s], dq[s], ddq[s])
-                c = covector[s]
-                gq[s] += c @ self.pdata.dtau_dq
-                gdq[s] += c @ self.pdata.dtau_dv
-                m = self.pdata.M
-                gddq[s] += c @ np.triu(m) + np.triu(m, 1) @ c
-            gdq += covector * parameters[self.fv]  # viscous friction; Coulomb and offset have no slope
+                by_q[s], by_v[s], mass[s] = self.pdata.dtau_dq, self.pdata.dtau_dv, self.pdata.M
+            mass = np.triu(mass) + np.swapaxes(np.triu(mass, 1), 1, 2)  # pinocchio fills the upper triangle
+            gq += np.einsum("si,sij->sj", covector, by_q)
+            gdq += np.einsum("si,sij->sj", covector, by_v) + covector * parameters[self.fv]  # viscous friction
+            gddq += np.einsum("si,sij->sj", covector, mass)  # Coulomb and offset friction have no slope
         return gq, gdq, gddq
 
     def _chain(self, gq: np.ndarray, gdq: np.ndarray, gddq: np.ndarray, bases: tuple[np.ndarray, ...]
