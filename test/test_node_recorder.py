@@ -98,3 +98,35 @@ def test_status_is_json_with_counts_while_recording(spinner, tmp_path):
     time.sleep(1.2)  # the 1 Hz status carries the counts
     assert status.last["counts"] == {"/joint_states": 20}
     assert json.loads(json.dumps(status.last))["bag_path"] == str((tmp_path / "bag").resolve())
+
+
+def test_sigkill_keeps_all_but_the_last_second(tmp_path, ros_context):
+    """recorder_node in its own process, killed with SIGKILL while recording 1 kHz joint states."""
+    import signal
+
+    from dynid_ros.bag_recorder import repair_bag
+    from ros_helpers import node_process
+
+    bag = tmp_path / "bag"
+    helper = Node("helper", context=ros_context)
+    publisher = helper.create_publisher(JointState, "/joint_states", QoSProfile(depth=1000,
+                                        reliability=ReliabilityPolicy.RELIABLE))
+    with node_process("recorder_node", {"bag_path": str(bag), "autostart": True}, tmp_path / "rec.log") as process:
+        deadline = time.monotonic() + 20
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert publisher.get_subscription_count() == 1
+        start, sent = time.monotonic(), 0
+        while time.monotonic() - start < 2.5:
+            publish_states(publisher, 10, start=sent)
+            sent += 10
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    helper.destroy_node()
+    repair_bag(bag)
+    recorded = bag_info(bag)["messages"]["/joint_states"]
+    rate = sent / 2.5
+    assert sent - 1.0 * rate <= recorded <= sent, (sent, recorded)
+    series = read_joint_states(bag)
+    assert series.position[0, 0] == 0.0  # nothing lost at the start
