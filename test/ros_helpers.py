@@ -48,39 +48,46 @@ def ros_context() -> Iterator[object]:
 
 
 class Spinner:
-    """Spin nodes in a background MultiThreadedExecutor."""
+    """Spin each node in its own SingleThreadedExecutor thread, as each node's ``main`` does."""
 
     def __init__(self, context: object) -> None:
-        from rclpy.executors import MultiThreadedExecutor
-
         self.context = context
-        self.executor = MultiThreadedExecutor(num_threads=4, context=context)
         self.nodes: list = []
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
+        self._executors: list = []
+        self._threads: list[threading.Thread] = []
+        self._running = True
 
-    def _spin(self) -> None:
+    def _spin(self, executor: object) -> None:
         from rclpy.executors import ExternalShutdownException
 
         try:
-            while self.context.ok():
-                self.executor.spin_once(timeout_sec=0.05)
+            while self._running and self.context.ok():
+                executor.spin_once(timeout_sec=0.05)
         except (ExternalShutdownException, RuntimeError):
             pass
 
     def add(self, node: object) -> object:
+        from rclpy.executors import SingleThreadedExecutor
+
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(node)
+        thread = threading.Thread(target=self._spin, args=(executor,), daemon=True)
+        thread.start()
         self.nodes.append(node)
-        self.executor.add_node(node)
+        self._executors.append(executor)
+        self._threads.append(thread)
         return node
 
     def close(self) -> None:
-        for node in self.nodes:
-            self.executor.remove_node(node)
+        self._running = False
+        for thread in self._threads:
+            thread.join(timeout=5)
+        for executor, node in zip(self._executors, self.nodes):
+            executor.remove_node(node)
             node.destroy_node()
-        self.nodes = []
+            executor.shutdown(timeout_sec=1)
+        self.nodes, self._executors, self._threads = [], [], []
         self.context.try_shutdown()
-        self._thread.join(timeout=5)
-        self.executor.shutdown(timeout_sec=1)
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
     time.sleep(0.3)
     assert call_trigger(robot.node, "/excitation_node/start").success
     wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
-    assert len(commands.messages) > 100
+    assert len(commands.messages) > 100, robot.status.messages
     first = np.array(commands.messages[0].data)
     np.testing.assert_allclose(first, mid_pose, atol=1e-3)
 

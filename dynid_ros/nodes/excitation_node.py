@@ -65,6 +65,9 @@ from dynid_ros.trajectory_execution import (
 
 NAME = "excitation_node"
 
+RESULT_GRACE_S = 10.0
+"""Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
+
 PARAMETERS = (
     Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
     Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
@@ -330,6 +333,10 @@ class ExcitationNode(Node):
             self._stop_stream()
             self.run_state.finish("trajectory sent to the end")
             self.get_logger().info("excitation done")
+        elif self.params["mode"] == "action" and self.run_state.elapsed_past_end(time.monotonic()) > \
+                RESULT_GRACE_S + self.params["goal_time_tolerance"]:
+            self.stop("no result from the action server after the trajectory's end")
+            return
         elif self._last_state is not None and \
                 time.monotonic() - self._last_state[2] > max(1.0, 4 * self.params["state_timeout"]):
             self.stop(f"{self.params['joint_states_topic']} stopped arriving while moving")

@@ -200,7 +200,7 @@ class IdentificationNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(IdentificationNode, args, multithreaded=True)
+    return run(IdentificationNode, args)  # the identification runs in its own worker thread
 
 
 if __name__ == "__main__":

@@ -258,7 +258,10 @@ class SimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(SimNode, args, multithreaded=True)
+    from importlib.util import find_spec
+
+    # the action server's execute callback waits for the goal's end: it needs a second executor thread
+    return run(SimNode, args, multithreaded=find_spec("control_msgs") is not None)
 
 
 if __name__ == "__main__":
