@@ -29,7 +29,7 @@ def test_core_imports_without_rclpy():
     import subprocess
 
     code = ("import sys, dynid_ros.trajectory_execution, dynid_ros.follow_joint_trajectory, "
-            "dynid_ros.trajectory_reference; print('rclpy' in sys.modules)")
+            "dynid_ros.trajectory_reference, dynid_ros.launch_support; print('rclpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
 
