@@ -79,3 +79,71 @@ def test_follows_a_trajectory_and_ignores_wrong_joints(spinner, panda):
 def test_bad_initial_positions_are_refused(ros_context):
     with pytest.raises(ConfigError, match="initial_positions has 2 values; the robot has 7 joints"):
         SimNode(context=ros_context, parameter_overrides=params(robot="panda", initial_positions=[0.0, 0.1]))
+
+
+class GoalHandle:
+    """Stand-in for rclpy's ServerGoalHandle (control_msgs is not installable here): the request and
+    the three ways a goal ends. The request holds a real JointTrajectory; tolerances use the
+    JointTolerance stand-in of test_follow_joint_trajectory."""
+
+    def __init__(self, request):
+        self.request, self.is_cancel_requested, self.ended = request, False, None
+
+    def succeed(self):
+        self.ended = "succeeded"
+
+    def abort(self):
+        self.ended = "aborted"
+
+    def canceled(self):
+        self.ended = "canceled"
+
+
+def action_request(joints, target, seconds, path_tolerance=()):
+    from types import SimpleNamespace
+
+    from test_follow_joint_trajectory import JointTolerance
+
+    trajectory = JointTrajectory(joint_names=list(joints), points=[JointTrajectoryPoint(
+        positions=list(target), velocities=[0.0] * len(joints),
+        time_from_start=Duration(sec=int(seconds), nanosec=int((seconds % 1) * 1e9)))])
+    return SimpleNamespace(trajectory=trajectory, goal_tolerance=[JointTolerance(j, 0.01) for j in joints],
+                           path_tolerance=[JointTolerance(j, tol) for j, tol in path_tolerance],
+                           goal_time_tolerance=Duration(sec=1))
+
+
+def test_follow_joint_trajectory_server_logic(spinner, panda):
+    """sim_node's FollowJointTrajectory execute callback, driven with stand-ins for control_msgs."""
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    from dynid_ros.follow_joint_trajectory import PATH_TOLERANCE_VIOLATED
+
+    @dataclass
+    class Result:  # control_msgs/action/FollowJointTrajectory Result (same fields)
+        error_code: int = 0
+        error_string: str = ""
+
+    node = spinner.add(SimNode(context=spinner.context, parameter_overrides=params(robot="panda", truth="nominal")))
+    node._fjt = SimpleNamespace(Result=Result)
+    wait_for(lambda: node.last_sample is not None, what="simulation running")
+    q0 = np.array(node.last_sample.position)
+    # success: reaches the goal within the goal tolerance
+    handle = GoalHandle(action_request(panda.joints, q0 + 0.05, 0.3))
+    result = node._execute_goal(handle)
+    assert handle.ended == "succeeded" and result.error_code == 0
+    np.testing.assert_allclose(node.last_sample.position, q0 + 0.05, atol=0.01)
+    # a path tolerance far below the tracking error of a fast move: aborted with PATH_TOLERANCE_VIOLATED
+    handle = GoalHandle(action_request(panda.joints, q0 + 0.5, 0.2, [(panda.joints[1], 1e-6)]))
+    result = node._execute_goal(handle)
+    assert handle.ended == "aborted" and result.error_code == PATH_TOLERANCE_VIOLATED
+    assert panda.joints[1] in result.error_string
+    # cancel: the robot holds where it is
+    handle = GoalHandle(action_request(panda.joints, q0, 5.0))
+    handle.is_cancel_requested = True
+    node._execute_goal(handle)
+    assert handle.ended == "canceled"
+    # wrong joints: aborted before moving
+    handle = GoalHandle(action_request(["x"] * 7, q0, 1.0))
+    result = node._execute_goal(handle)
+    assert handle.ended == "aborted" and result.error_code == -1
