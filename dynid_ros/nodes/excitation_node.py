@@ -41,6 +41,7 @@ reachable controller. Nothing blocks the executor: waiting is done by timers, th
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -318,7 +319,10 @@ class ExcitationNode(Node):
     # Callbacks
 
     def _on_joint_state(self, msg: JointState) -> None:
+        first = self._last_state is None
         self._last_state = (list(msg.name), list(msg.position), time.monotonic())
+        if first:  # tell an orchestrator that ~/start can now check the pose
+            self._publish_status()
 
     def _tick(self) -> None:
         if self._pending is not None:
@@ -357,7 +361,9 @@ class ExcitationNode(Node):
             self._publish_status()
 
     def _publish_status(self) -> None:
-        self.status_pub.publish(String(data=self.run_state.status_json()))
+        status = self.run_state.status()
+        status["joint_states_ready"] = self._last_state is not None
+        self.status_pub.publish(String(data=json.dumps(status)))
 
     def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         response.success, response.message = self.start()

@@ -100,9 +100,12 @@ class OrchestratorNode(Node):
             if answer is not None and not answer.success:
                 return self._fail(f"recorder refused to start: {answer.message}")
             if answer is not None and self.status.get("recorder", {}).get("state") == "recording" \
+                    and self.status.get("excitation", {}).get("joint_states_ready") \
                     and "excite_start" not in self._calls:
                 self._call("excite_start")
                 self._set("exciting", "starting the excitation")
+            elif answer is not None and time.monotonic() > self._deadline + self.params["service_timeout"]:
+                return self._stop_recorder_and_fail("the excitation node has received no joint states")
         elif self.state == "exciting":
             self._watch_excitation()
         elif self.state == "stopping":
