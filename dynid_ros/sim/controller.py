@@ -26,6 +26,7 @@ import numpy as np
 
 from dynid_ros.errors import ConfigError
 from dynid_ros.model import RobotModel
+from dynid_ros.sim.ground_truth import per_joint_array
 
 STIFF_ERROR = 0.05
 """Position error [rad or m] at which the default PD gives the joint's rated effort."""
@@ -75,13 +76,16 @@ class Gains:
         inertia += np.array(pm.armature)[[pm.joints[j + 1].idx_v for j in range(n)]]
         limits = model.effort_limits
         default_kp = np.where(np.isfinite(limits), limits / STIFF_ERROR, DEFAULT_OMEGA**2 * inertia)
-        kp = default_kp if self.kp is None else _per_joint(self.kp, n, "kp")
-        kd = 2.0 * np.sqrt(kp * inertia) if self.kd is None else _per_joint(self.kd, n, "kd")
+        kp = default_kp if self.kp is None else per_joint_array(self.kp, n, "controller gain kp")
+        kd = (2.0 * np.sqrt(kp * inertia) if self.kd is None
+              else per_joint_array(self.kd, n, "controller gain kd"))
         return kp, kd
 
     def compensation(self, n: int) -> np.ndarray:
         """Per-joint Coulomb friction compensation ``fc_ctrl`` [N m]."""
-        return np.zeros(n) if self.friction is None else _per_joint(self.friction, n, "friction")
+        if self.friction is None:
+            return np.zeros(n)
+        return per_joint_array(self.friction, n, "controller gain friction")
 
 
 class TrackingController:
@@ -109,12 +113,3 @@ class TrackingController:
         tau = pin.rnea(self._pin_model, self._data, config, dq, ddq_ref)
         return (tau + self._fv * dq + self._fc * np.sign(dq) + self.kp * (q_ref - q) + self.kd * (dq_ref - dq)
                 + self.friction_compensation * np.sign(dq_ref))
-
-
-def _per_joint(value: float | tuple[float, ...], n: int, name: str) -> np.ndarray:
-    array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        return np.full(n, float(array))
-    if array.shape != (n,):
-        raise ConfigError(f"controller gain {name} has {array.size} values for {n} joints")
-    return array.copy()

@@ -141,9 +141,10 @@ class GroundTruth:
         out = {}
         for key, symbol in (("damping", "fv"), ("friction", "fc"), ("armature", "Ia")):
             value = getattr(self, key)
-            out[symbol] = urdf[key].astype(float) if value is None else _broadcast(value, n, key)
-        out["noise"] = _broadcast(self.noise, n, "noise")
-        out["bias"] = _broadcast(self.bias, n, "bias")
+            out[symbol] = (urdf[key].astype(float) if value is None
+                           else per_joint_array(value, n, f"simulation: {key}"))
+        out["noise"] = per_joint_array(self.noise, n, "simulation: noise")
+        out["bias"] = per_joint_array(self.bias, n, "simulation: bias")
         return out
 
     # ------------------------------------------------------------------------------------------
@@ -284,10 +285,11 @@ def _per_joint(value: object, name: str) -> PerJoint:
     return _number(value, name)
 
 
-def _broadcast(value: PerJoint, n: int, name: str) -> np.ndarray:
+def per_joint_array(value: PerJoint, n: int, what: str) -> np.ndarray:
+    """``value`` (one number, or one per joint) as an (n,) array; ConfigError naming ``what`` otherwise."""
     array = np.asarray(value, dtype=float)
     if array.ndim == 0:
         return np.full(n, float(array))
     if array.shape != (n,):
-        raise ConfigError(f"simulation: {name} has {array.size} values for {n} joints")
+        raise ConfigError(f"{what} has {array.size} values for {n} joints")
     return array.copy()
