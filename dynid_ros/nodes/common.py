@@ -122,6 +122,17 @@ def json_message(content: dict) -> object:
     return String(data=json.dumps(content))
 
 
+def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str]]) -> object:
+    """A ``std_srvs/Trigger`` service ``name`` answered by ``handler() -> (success, message)``."""
+    from std_srvs.srv import Trigger
+
+    def answer(request: object, response: object) -> object:
+        response.success, response.message = handler()
+        return response
+
+    return node.create_service(Trigger, name, answer)
+
+
 def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False) -> int:
     """``main`` of a node: init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
 

@@ -41,19 +41,25 @@ reachable controller. Nothing blocks the executor: waiting is done by timers, th
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.follow_joint_trajectory import GoalTracker, build_goal_spec, fill_goal, load_control_msgs
-from dynid_ros.nodes.common import Param, declare_parameters, latched_qos, resolve_file, run
+from dynid_ros.nodes.common import (
+    Param,
+    declare_parameters,
+    json_message,
+    latched_qos,
+    resolve_file,
+    run,
+    trigger_service,
+)
 from dynid_ros.trajectory_execution import (
     MODES,
     ControllerError,
@@ -115,8 +121,8 @@ class ExcitationNode(Node):
         self.stream_pub = self.create_publisher(Float64MultiArray, self.stream_topic, 10) \
             if p["mode"] == "stream" else None
         self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_state, 10)
-        self.create_service(Trigger, "~/start", self._on_start)
-        self.create_service(Trigger, "~/stop", self._on_stop)
+        trigger_service(self, "~/start", self.start)
+        trigger_service(self, "~/stop", self.stop)
         self.create_timer(0.1, self._tick)
         self._publish_status()
         if p["trajectory_file"]:
@@ -363,15 +369,9 @@ class ExcitationNode(Node):
     def _publish_status(self) -> None:
         status = self.run_state.status()
         status["joint_states_ready"] = self._last_state is not None
-        self.status_pub.publish(String(data=json.dumps(status)))
+        self.status_pub.publish(json_message(status))
 
-    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.start()
-        return response
 
-    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.stop()
-        return response
 
 
 def main(args: list[str] | None = None) -> int:

@@ -28,17 +28,23 @@ Writes the same files as ``dynid identify`` into ``output_dir``, atomically.
 from __future__ import annotations
 
 import argparse
-import json
 import threading
 import time
 from pathlib import Path
 
 from rclpy.node import Node
 from std_msgs.msg import String
-from std_srvs.srv import Trigger
 
 from dynid_ros.errors import DynidError
-from dynid_ros.nodes.common import Param, declare_parameters, latched_qos, robot_urdf, run
+from dynid_ros.nodes.common import (
+    Param,
+    declare_parameters,
+    json_message,
+    latched_qos,
+    robot_urdf,
+    run,
+    trigger_service,
+)
 
 NAME = "identification_node"
 
@@ -80,7 +86,7 @@ class IdentificationNode(Node):
         self.description_pub = self.create_publisher(String, "~/robot_description", qos)
         self.report_pub = self.create_publisher(String, "~/report", qos)
         self.status_pub = self.create_publisher(String, "~/status", qos)
-        self.create_service(Trigger, "~/identify", self._on_identify)
+        trigger_service(self, "~/identify", self.identify)
         self._publish_status()
         if self.params["identify_on_start"]:
             ok, message = self.identify()
@@ -191,12 +197,9 @@ class IdentificationNode(Node):
         self._publish_status()
 
     def _publish_status(self) -> None:
-        self.status_pub.publish(String(data=json.dumps({"state": self.state, "message": self.message,
-                                                        "output_dir": self.output_dir})))
+        self.status_pub.publish(json_message({"state": self.state, "message": self.message,
+                                              "output_dir": self.output_dir}))
 
-    def _on_identify(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.identify()
-        return response
 
 
 def main(args: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from dynid_ros.nodes.common import Param, declare_parameters, latched_qos, run
+from dynid_ros.nodes.common import Param, declare_parameters, json_message, latched_qos, run
 
 NAME = "orchestrator_node"
 
@@ -172,7 +172,7 @@ class OrchestratorNode(Node):
         self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context))
 
     def _publish(self) -> None:
-        self.status_pub.publish(String(data=json.dumps({"state": self.state, "message": self.message})))
+        self.status_pub.publish(json_message({"state": self.state, "message": self.message}))
 
 
 def main(args: list[str] | None = None) -> int:

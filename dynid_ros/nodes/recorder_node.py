@@ -34,10 +34,9 @@ import time
 from pathlib import Path
 
 from rclpy.node import Node
-from std_srvs.srv import Trigger
 
 from dynid_ros.errors import DynidError
-from dynid_ros.nodes.common import Param, declare_parameters, json_message, latched_qos, run
+from dynid_ros.nodes.common import Param, declare_parameters, json_message, latched_qos, run, trigger_service
 
 NAME = "recorder_node"
 
@@ -126,8 +125,8 @@ class RecorderNode(Node):
         self._wait_timer = None
         self._wait_deadline = 0.0
         self.status_pub = self.create_publisher(type(json_message({})), "~/status", latched_qos())
-        self.create_service(Trigger, "~/start", self._on_start)
-        self.create_service(Trigger, "~/stop", self._on_stop)
+        trigger_service(self, "~/start", self.start)
+        trigger_service(self, "~/stop", self.stop)
         self.create_timer(1.0, self._tick)
         self._publish_status()
         if self.params["autostart"]:
@@ -264,13 +263,7 @@ class RecorderNode(Node):
         self.status_pub.publish(json_message({"state": self.state, "bag_path": str(self.bag_path or ""),
                                               "counts": counts, "message": self.message}))
 
-    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.start()
-        return response
 
-    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.stop()
-        return response
 
 
 def main(args: list[str] | None = None) -> int:
