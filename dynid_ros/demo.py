@@ -61,7 +61,7 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
     from dynid_ros.model import load_model, nominal_parameters
     from dynid_ros.results import write_result
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
-    from dynid_ros.validation import evaluate_parameters
+    from dynid_ros.validation import evaluate_parameters, processed_window
 
     if robot not in ROBOTS:
         raise ConfigError(f"--robot must be one of {', '.join(ROBOTS)}, not {robot!r}")
@@ -116,8 +116,8 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
         f"status {result.solver_status}, feasible {result.feasible}")
 
     with timer.stage("validate"):
-        validation_series = read_joint_states(bags["validation"])
-        evaluated = {name: evaluate_parameters(model, layout, delta, validation_series, options, result.processing)
+        data = processed_window(model, read_joint_states(bags["validation"]), options, result.processing)
+        evaluated = {name: evaluate_parameters(model, layout, delta, data)
                      for name, delta in (("identified", result.delta), ("truth", truth_delta), ("nominal", nominal))}
     identified_err = evaluated["identified"].relative_error
     floor = evaluated["truth"].relative_error

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from dynid_ros.model import RobotModel, load_model
 from dynid_ros.parameters import ParameterLayout
 from dynid_ros.regressor import torques
 from dynid_ros.results import PARAMETERS_FILE, URDF_FILE, load_parameters
+
+if TYPE_CHECKING:
+    from dynid_ros.signal_processing import ProcessedData
 
 
 @dataclass
@@ -67,19 +71,23 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
         if delta.size != layout.n_parameters:
             raise DataError(f"{result_dir}: {delta.size} parameters in {PARAMETERS_FILE} but the model needs "
                             f"{layout.n_parameters}")
-    return evaluate_parameters(model, layout, delta, series, options, parameters.get("processing", {}), timer)
+    with timer.stage("process"):
+        data = processed_window(model, series, options, parameters.get("processing", {}))
+    return evaluate_parameters(model, layout, delta, data, timer)
 
 
-def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, series: JointStateSeries,
-                        options: IdentificationOptions, processing: dict,
-                        timer: StageTimer | None = None) -> ValidationResult:
-    """Torques predicted by ``delta`` on the processed motion of ``series`` vs its recorded effort (seed 000 eq. 84)."""
+def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
+                     processing: dict) -> ProcessedData:
+    """The window of ``series`` in the model's joint order, processed as at identification."""
     from dynid_ros.signal_processing import ProcessingOptions, process
 
+    return process(prepare_series(series, model, options), ProcessingOptions(**processing))
+
+
+def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,
+                        timer: StageTimer | None = None) -> ValidationResult:
+    """Torques predicted by ``delta`` on the processed motion vs the recorded effort (seed 000 eq. 84)."""
     timer = timer or StageTimer()
-    with timer.stage("process"):
-        series = prepare_series(series, model, options)
-        data = process(series, ProcessingOptions(**processing))
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
         err, per_joint = relative_error(data.tau_raw, tau_hat)
