@@ -1,4 +1,4 @@
-"""Benchmark: an optimized excitation for the Panda (7 joints, L = 5) within a 120 s budget (issue 3).
+"""Benchmark: an optimized excitation for the Panda (7 joints, L = 5) within a 120 s budget.
 
 Runs :func:`dynid_ros.excitation.optimize_excitation` with ``config/panda.yaml`` (datasheet
 accelerations 15, 7.5, 10, 12.5, 15, 20, 20 rad/s^2), then checks the result independently: limits
@@ -111,7 +111,7 @@ def main() -> int:
     print(f"  random feasible coefficients: condition number {min(conds):.0f}-{max(conds):.0f}")
     done = (report["condition_number"] <= 60 and min(m["position"], m["velocity"], m["acceleration"]) >= 0
             and report["rest_residual"] < 1e-9)
-    print(f"  issue 3 criterion (<= 60, limits at 1 kHz, rest, within {args.budget:.0f} s): "
+    print(f"  criterion (<= 60, limits at 1 kHz, rest, within {args.budget:.0f} s): "
           f"{'met' if done else 'NOT met'}")
     if args.ship:
         out["shipped"] = ship(result, args.budget, not args.no_progress)

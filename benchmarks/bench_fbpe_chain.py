@@ -1,9 +1,9 @@
-"""Benchmark: FBPE solver time on a 20-link chain (seed 000 reports < 15 s) and on the real 7-DOF Panda.
+"""Benchmark: FBPE solver time on a 20-link chain (Sousa & Cortesão 2014 reports < 15 s) and on the real 7-DOF Panda.
 
 The chain is a modified-DH arm built here (alternating twists, 0.1-0.3 m links), with viscous,
 Coulomb and offset friction and armature per joint, random fully consistent link inertias,
-a random Fourier trajectory (seed 000 eq. 78) and torque noise. The Panda case is the real run
-of seed 002 (``../shared/data/panda_gaz2019``) through the default processing. Each case solves
+a random Fourier trajectory (Sousa & Cortesão 2014 eq. 78) and torque noise. The Panda case is the real run
+of Gaz et al. 2019 (``../shared/data/panda_gaz2019``) through the default processing. Each case solves
 FBPE with Clarabel, full consistency, with and without the nominal prior; solver times are the
 cvxpy solve calls, wall times include building the problems and the QR compression.
 

@@ -1,7 +1,7 @@
 """Held-out OLS error on the real Panda run for several processing choices (defaults of ProcessingOptions).
 
-OLS on the base regressor of the first 70 % of the run (seed 002 data), relative error
-||tau_raw - tau_hat|| / ||tau_raw|| on the last 30 % (seed 000 eq. 84, raw recorded torque).
+OLS on the base regressor of the first 70 % of the run (Gaz et al. 2019 data), relative error
+||tau_raw - tau_hat|| / ||tau_raw|| on the last 30 % (Sousa & Cortesão 2014 eq. 84, raw recorded torque).
 Friction viscous, Coulomb, offset and armature; Panda URDF of example-robot-data, fingers locked.
 
 Run: ``python benchmarks/tune_processing.py``; prints one line per setting and writes

@@ -1,11 +1,11 @@
-"""Base parameters computed numerically (seed 000 section 4.1, eq. 29-39; Gautier 1991).
+"""Base parameters computed numerically (Sousa & Cortesão 2014 section 4.1, eq. 29-39; Gautier 1991).
 
 The regressor of random states is reduced column by column, left to right: a column that
 is (numerically) a combination of the columns kept before it is dependent. This gives the
 permutation ``P = [P_b P_d]``, the map ``K_d`` with ``H_d = H_b K_d`` (eq. 32) and
 ``K = P_b^T + K_d P_d^T`` (eq. 39) so that ``beta = K delta`` (eq. 38). Each base parameter
 also gets a readable expression in the symbols of :meth:`ParameterLayout.symbols`, like
-seed 000 Table 3.
+Sousa & Cortesão 2014 Table 3.
 """
 
 from __future__ import annotations

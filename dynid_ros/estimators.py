@@ -1,9 +1,9 @@
-"""Estimators of the base parameters: OLS, WLS, and feasible estimation FBPE (seed 000 section 4.4).
+"""Estimators of the base parameters: OLS, WLS, and feasible estimation FBPE (Sousa & Cortesão 2014 section 4.4).
 
 Rows of the base regressor ``w_b`` and of ``tau`` are sample-major (row ``s * n_dof + j``, see
 :mod:`dynid_ros.parameters`).
 
-FBPE (seed 000 eq. 64-75) minimizes the (weighted) residual over the full standard parameters
+FBPE (Sousa & Cortesão 2014 eq. 64-75) minimizes the (weighted) residual over the full standard parameters
 ``delta`` subject to the LMI of every link (:mod:`dynid_ros.feasibility`) and the bounds. The
 regressor is compressed first: ``[W tau] = Q [[R, rho1], [0, rho2]]`` so the problem only holds
 ``R`` (n_base x n_base) and ``rho1`` whatever the number of samples (eq. 64-73).
@@ -15,7 +15,7 @@ the parameters consistent with the data, those closest to the prior:
 
 - consistent: the squared residual norm grows by at most ``sigma^2 chi2_{n_base}(0.95)``, i.e.
   ``beta`` stays in the 95 % joint confidence region of the feasible least-squares fit
-  (``sigma^2`` from its residual as in seed 000 eq. 82; noise-free data leave no freedom);
+  (``sigma^2`` from its residual as in Sousa & Cortesão 2014 eq. 82; noise-free data leave no freedom);
 - closest: in the log-det divergence of the link matrices,
   ``D(X || P) = tr(P^-1 X) - log det(P^-1 X) - n`` (the Bregman divergence of ``-log det``,
   invariant to frames and units; it keeps every link matrix inside the feasible cone), plus
@@ -61,8 +61,8 @@ class LeastSquaresFit:
 
     Attributes:
         beta: estimate (n_base,).
-        std: standard deviation of each entry of ``beta`` (seed 000 eq. 81-82).
-        rel_std: ``100 std / |beta|`` [%] (seed 000 eq. 83, Table 6); ``inf`` where beta is 0.
+        std: standard deviation of each entry of ``beta`` (Sousa & Cortesão 2014 eq. 81-82).
+        rel_std: ``100 std / |beta|`` [%] (Sousa & Cortesão 2014 eq. 83, Table 6); ``inf`` where beta is 0.
         weights: per-row weights used (ones for OLS; ``1 / sigma_j`` per joint for WLS).
         residual_std: per joint, standard deviation of the unweighted residual.
         residual_norm: ``||tau - W beta||`` (unweighted).
@@ -108,7 +108,7 @@ def _check(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> tuple[np.ndarray, np
 
 def compress(w_b: np.ndarray, tau: np.ndarray, weights: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, float]:
-    """``R``, ``rho1`` and ``||rho2||`` of the QR of the weighted ``[W tau]`` (seed 000 eq. 64-70).
+    """``R``, ``rho1`` and ``||rho2||`` of the QR of the weighted ``[W tau]`` (Sousa & Cortesão 2014 eq. 64-70).
 
     ``||tau - W beta||^2 = ||rho2||^2 + ||rho1 - R beta||^2`` for every ``beta``.
     """
@@ -170,9 +170,9 @@ def _least_squares(blocks: JointBlocks, per_joint: np.ndarray) -> LeastSquaresFi
                                    f"{', '.join(f'beta{i + 1}' for i in weak[:6])} not identifiable from this data")
     beta = scipy.linalg.solve_triangular(r, rho1)
     n_dof, n_base = blocks.blocks.shape[0], r.shape[0]
-    sigma2 = rho2**2 / (blocks.rows - n_base)  # seed 000 eq. 82 (weighted residual)
+    sigma2 = rho2**2 / (blocks.rows - n_base)  # Sousa & Cortesão 2014 eq. 82 (weighted residual)
     r_inv = scipy.linalg.solve_triangular(r, np.eye(n_base))
-    std = np.sqrt(sigma2 * np.sum(r_inv**2, axis=1))  # seed 000 eq. 81: diag(sigma^2 (W^T W)^-1)
+    std = np.sqrt(sigma2 * np.sum(r_inv**2, axis=1))  # Sousa & Cortesão 2014 eq. 81: diag(sigma^2 (W^T W)^-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_std = np.where(beta != 0, 100.0 * std / np.abs(beta), np.inf)
     norms = blocks.residual_norms(beta)
@@ -183,7 +183,7 @@ def _least_squares(blocks: JointBlocks, per_joint: np.ndarray) -> LeastSquaresFi
 
 
 def ols(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
-    """Ordinary least squares (seed 000 eq. 60) with the standard deviations of eq. 81-83."""
+    """Ordinary least squares (Sousa & Cortesão 2014 eq. 60) with the standard deviations of eq. 81-83."""
     w_b, tau = _check(w_b, tau, n_dof)
     return _least_squares(JointBlocks.of(w_b, tau, n_dof), np.ones(n_dof))
 
@@ -209,19 +209,19 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
          prior: np.ndarray | None = None, eps: float | None = None,
          fit_tolerance: float | None = None, confidence: float = CONFIDENCE,
          attached: np.ndarray | None = None) -> FeasibleFit:
-    """Feasible Base Parameter Estimation, FBPE-OLS/WLS (seed 000 eq. 74-75), on the full ``delta``.
+    """Feasible Base Parameter Estimation, FBPE-OLS/WLS (Sousa & Cortesão 2014 eq. 74-75), on the full ``delta``.
 
     Args:
         w_b: base regressor (rows, n_base); tau: torques (rows,).
-        K: (n_base, n_parameters) with ``beta = K delta`` (seed 000 eq. 38).
+        K: (n_base, n_parameters) with ``beta = K delta`` (Sousa & Cortesão 2014 eq. 38).
         layout: the parameter layout of ``delta``.
-        consistency: ``physical`` (seed 000 eq. 17) or ``full`` (pseudo-inertia, seed 001).
+        consistency: ``physical`` (Sousa & Cortesão 2014 eq. 17) or ``full`` (pseudo-inertia, Traversaro et al. 2016).
         bounds: extra bounds; None means the defaults (friction and armature >= 0).
         weights: per-row weights (WLS), or None (OLS).
         solver: ``clarabel`` or ``scs``.
         prior: nominal ``delta``; when given, the unidentifiable part is resolved toward it (module
             docstring) and the LMI margin is relative to the prior's mass and size.
-        eps: LMI margin; default ``PRIOR_EPS`` with a prior, seed 000's 1e-6 without.
+        eps: LMI margin; default ``PRIOR_EPS`` with a prior, Sousa & Cortesão 2014's 1e-6 without.
         fit_tolerance: allowed relative growth of the residual norm in the prior stage; by default
             the growth a ``confidence`` joint confidence region of ``beta`` allows (module docstring).
         attached: known parameters of parts rigidly attached to each link (e.g. a gripper, same

@@ -3,22 +3,22 @@
 Consistency levels, per link (parameters in the order of :mod:`dynid_ros.parameters`):
 
 ``physical``
-    Seed 000 eq. 17: ``[[L, S(l)^T], [S(l), m 1]] >= eps 1`` (6x6), with ``L`` the inertia about
+    Sousa & Cortesão 2014 eq. 17: ``[[L, S(l)^T], [S(l), m 1]] >= eps 1`` (6x6), with ``L`` the inertia about
     the link-frame origin and ``l = m c``. Equivalent to ``m > 0`` and inertia about the CoM
-    positive definite (seed 000 eq. 11); it does not imply the triangle inequality.
+    positive definite (Sousa & Cortesão 2014 eq. 11); it does not imply the triangle inequality.
 ``full``
-    Full physical consistency (seed 001 Definition 2: some non-negative density produces the
+    Full physical consistency (Traversaro et al. 2016 Definition 2: some non-negative density produces the
     parameters) as the 4x4 pseudo-inertia LMI ``J = [[0.5 tr(L) 1 - L, l], [l^T, m]] >= eps 1``.
     ``J`` is the matrix of second moments of the density, so ``J >= 0`` holds exactly for
-    physical bodies; it implies ``physical`` and the triangle inequality of seed 001 eq. 16.
+    physical bodies; it implies ``physical`` and the triangle inequality of Traversaro et al. 2016 eq. 16.
 
-The strict LMI is replaced by the non-strict one with a margin ``eps`` (seed 000 eq. 21). The
+The strict LMI is replaced by the non-strict one with a margin ``eps`` (Sousa & Cortesão 2014 eq. 21). The
 margin applies to the link matrix after an optional congruence by
 ``diag(1/(sqrt(M) l_s) 1, 1/sqrt(M))`` (``M``: mass scale, ``l_s``: length scale of the link),
 which leaves feasibility unchanged and makes the margin relative when scales are given
-(``scales=None``: the matrix itself, as in seed 000).
+(``scales=None``: the matrix itself, as in Sousa & Cortesão 2014).
 
-Extra bounds (seed 000 eq. 25, 26, 28) come from :class:`Bounds`. Problems are built with
+Extra bounds (Sousa & Cortesão 2014 eq. 25, 26, 28) come from :class:`Bounds`. Problems are built with
 cvxpy and solved with Clarabel (default) or SCS; the solver status is always returned.
 """
 
@@ -36,7 +36,7 @@ from dynid_ros.parameters import ParameterLayout, inertia_matrix
 CONSISTENCIES: tuple[str, ...] = ("physical", "full")
 SOLVERS: dict[str, str] = {"clarabel": "CLARABEL", "scs": "SCS"}
 DEFAULT_EPS = 1e-6
-"""LMI margin of seed 000 (section 5: ``epsilon = 1e-6``)."""
+"""LMI margin of Sousa & Cortesão 2014 (section 5: ``epsilon = 1e-6``)."""
 
 SOLVED = ("optimal", "optimal_inaccurate")
 """cvxpy statuses with a solution."""
@@ -59,7 +59,7 @@ def _basis(consistency: str) -> np.ndarray:
 
 
 def link_matrix(link_parameters: np.ndarray, consistency: str) -> np.ndarray:
-    """The 6x6 matrix of seed 000 eq. 17 (``physical``) or the 4x4 pseudo-inertia (``full``)."""
+    """The 6x6 matrix of Sousa & Cortesão 2014 eq. 17 (``physical``) or the 4x4 pseudo-inertia (``full``)."""
     p = np.asarray(link_parameters, dtype=float)
     m, first, inertia = p[0], p[1:4], inertia_matrix(p)
     if consistency == "physical":
@@ -145,7 +145,7 @@ def link_matrix_expressions(delta, layout: ParameterLayout, consistency: str, sc
 
 def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float, scales: np.ndarray | None = None,
                     attached: np.ndarray | None = None) -> list:
-    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link (seed 000 eq. 20-23)."""
+    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link (Sousa & Cortesão 2014 eq. 20-23)."""
     return [matrix >> eps * np.eye(matrix.shape[0])
             for matrix in link_matrix_expressions(delta, layout, consistency, scales, attached)]
 
@@ -173,14 +173,14 @@ def _range(value: object, what: str) -> tuple[float, float]:
 
 @dataclass
 class Bounds:
-    """Optional linear bounds on the parameters (seed 000 eq. 25, 26, 28).
+    """Optional linear bounds on the parameters (Sousa & Cortesão 2014 eq. 25, 26, 28).
 
     Attributes:
         link_mass: link index -> (lo, hi) [kg].
         total_mass: (lo, hi) on the sum of the identified links' masses [kg].
         com_box: link index -> (3, 2) CoM box ``[[xlo, xhi], [ylo, yhi], [zlo, zhi]]`` in the
-            joint frame [m], imposed as ``m lo <= m c <= m hi`` (linear, seed 000 eq. 26).
-        friction_nonnegative: viscous and Coulomb friction >= 0 (seed 000 eq. 27-28).
+            joint frame [m], imposed as ``m lo <= m c <= m hi`` (linear, Sousa & Cortesão 2014 eq. 26).
+        friction_nonnegative: viscous and Coulomb friction >= 0 (Sousa & Cortesão 2014 eq. 27-28).
         armature_nonnegative: armature >= 0.
     """
 
@@ -307,7 +307,7 @@ class Bounds:
 
 def min_eigenvalues(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full",
                     attached: np.ndarray | None = None) -> np.ndarray:
-    """Smallest eigenvalue of each link matrix (seed 000 eq. 17, or the pseudo-inertia) of
+    """Smallest eigenvalue of each link matrix (Sousa & Cortesão 2014 eq. 17, or the pseudo-inertia) of
     ``delta - attached``."""
     check_consistency(consistency)
     delta = np.asarray(delta, dtype=float)
@@ -366,7 +366,7 @@ def solver_name(solver: str) -> str:
 
 
 def default_layout(n_parameters: int) -> ParameterLayout:
-    """Consecutive links of ten parameters and no joint terms (how seed 000 Table 1 is posed)."""
+    """Consecutive links of ten parameters and no joint terms (how Sousa & Cortesão 2014 Table 1 is posed)."""
     if n_parameters % 10:
         raise ConfigError(f"K has {n_parameters} columns; without a layout it must be links of 10 parameters")
     n = n_parameters // 10
@@ -411,8 +411,8 @@ class FeasibilityCorrection:
 def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
          layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
          attached: np.ndarray | None = None) -> FeasibilityTest:
-    """Base Parameter Feasibility Test (seed 000 eq. 51): is there ``delta`` with ``K delta = beta``
-    and every link LMI ``>= eps`` (plus ``bounds``)? Posed on ``delta`` directly (seed 000 section 4.5).
+    """Base Parameter Feasibility Test (Sousa & Cortesão 2014 eq. 51): is there ``delta`` with ``K delta = beta``
+    and every link LMI ``>= eps`` (plus ``bounds``)? Posed on ``delta`` directly (Sousa & Cortesão 2014 section 4.5).
     ``attached``: known parameters of parts fixed to each link; the LMI then holds for the link alone."""
     import cvxpy as cp
 
@@ -431,9 +431,9 @@ def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: fl
 def bpfc(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
          layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
          attached: np.ndarray | None = None) -> FeasibilityCorrection:
-    """Base Parameter Feasibility Correction (seed 000 eq. 55): the feasible ``beta'`` closest to
+    """Base Parameter Feasibility Correction (Sousa & Cortesão 2014 eq. 55): the feasible ``beta'`` closest to
     ``beta`` in the Euclidean norm of base-parameter space; ``distance = ||beta' - beta||``
-    (``sqrt(u')`` of seed 000 Table 1). ``attached`` as in :func:`bpft`."""
+    (``sqrt(u')`` of Sousa & Cortesão 2014 Table 1). ``attached`` as in :func:`bpft`."""
     import cvxpy as cp
 
     K, beta, layout = _inputs(K, beta, layout)

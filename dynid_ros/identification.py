@@ -37,7 +37,7 @@ pivoted QR) is not identifiable from the data."""
 
 @dataclass
 class IdentificationOptions:
-    """Options of one identification; defaults suit a real robot (seed 000 eq. 27 friction,
+    """Options of one identification; defaults suit a real robot (Sousa & Cortesão 2014 eq. 27 friction,
     armature, FBPE with full physical consistency, a prior toward the nominal URDF)."""
 
     joints: list[str] | None = None
@@ -103,7 +103,7 @@ class StageTimer:
 
 
 def relative_error(tau: np.ndarray, tau_hat: np.ndarray) -> tuple[float, list[float]]:
-    """``||tau - tau_hat|| / ||tau||`` over all joints and samples, and per joint (seed 000 eq. 84)."""
+    """``||tau - tau_hat|| / ||tau||`` over all joints and samples, and per joint (Sousa & Cortesão 2014 eq. 84)."""
     total = float(np.linalg.norm(tau - tau_hat) / max(np.linalg.norm(tau), 1e-300))
     per_joint = [float(np.linalg.norm(tau[:, j] - tau_hat[:, j]) / max(np.linalg.norm(tau[:, j]), 1e-300))
                  for j in range(tau.shape[1])]

@@ -15,14 +15,14 @@ Link parameters
 Joint parameters
     Per identified joint, after all link parameters, in this order when enabled:
     ``fv`` viscous friction [N m s/rad], ``fc`` Coulomb friction [N m],
-    ``fo`` offset [N m] (seed 000 eq. 27: ``f = fv q' + fc sign(q') + fo``), and
+    ``fo`` offset [N m] (Sousa & Cortesão 2014 eq. 27: ``f = fv q' + fc sign(q') + fo``), and
     ``Ia`` armature (rotor inertia reflected to the joint) [kg m^2], which adds
     ``Ia q''`` to the joint torque.
 
 Stacking
     The full parameter vector is ``[link_1 (10), ..., link_n (10), joint_1 terms, ...,
     joint_n terms]``. Regressor rows are sample-major: row ``s * n_dof + j`` is joint
-    ``j`` at sample ``s`` (seed 000 eq. 57).
+    ``j`` at sample ``s`` (Sousa & Cortesão 2014 eq. 57).
 
 Units and frames
     SI units throughout; gravity is the model's gravity (default ``[0, 0, -9.81]`` in the

@@ -1,4 +1,4 @@
-"""Joint-torque regressor ``tau = Y(q, q', q'') delta`` for N samples at once (seed 000 eq. 29).
+"""Joint-torque regressor ``tau = Y(q, q', q'') delta`` for N samples at once (Sousa & Cortesão 2014 eq. 29).
 
 A recursive Newton-Euler pass in body coordinates, vectorized over samples: the Python loops
 run over joints only, every step is a NumPy operation on (N, ...) arrays. Columns follow

@@ -1,6 +1,6 @@
 """Human-readable reports: PNG plots (matplotlib, no display needed) and a markdown summary.
 
-- :func:`plot_torques`: measured vs predicted torque per joint with the error, like seed 000
+- :func:`plot_torques`: measured vs predicted torque per joint with the error, like Sousa & Cortesão 2014
   Fig. 6.
 - :func:`plot_parameters`: identified vs true vs nominal masses and CoMs per link.
 - :func:`parameter_distances`: how far identified and nominal parameters are from the truth.
@@ -83,7 +83,7 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
     """Per quantity, the error of the identified and of the nominal parameters w.r.t. the truth.
 
     Rows with ``identifiable: True`` are what data can determine: the base parameters ``K delta``
-    (seed 000 eq. 38), and the standard parameters in the convention of :mod:`dynid_ros.parameters`
+    (Sousa & Cortesão 2014 eq. 38), and the standard parameters in the convention of :mod:`dynid_ros.parameters`
     (masses, first moments ``m c`` and inertias about the joint frame), friction and armature. The CoM
     ``c = (m c) / m`` and the inertia about the CoM of each link are derived rows: a ratio of two
     estimates, not identifiable link by link (only combinations are), so they are shown but flagged.

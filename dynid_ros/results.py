@@ -4,7 +4,7 @@ Written atomically: everything goes into a temporary sibling directory that repl
 ``--out`` only when complete, so a failure never leaves a half-written result.
 
 ``report.json`` keys: ``relative_error`` (||tau - tau_hat|| / ||tau|| over all joints and samples
-of the window, seed 000 eq. 84, against the recorded effort), ``relative_error_per_joint``,
+of the window, Sousa & Cortesão 2014 eq. 84, against the recorded effort), ``relative_error_per_joint``,
 ``feasible``, ``n_base``, ``method``, ``solver_status``, ``timings_s`` (per stage), and more.
 """
 

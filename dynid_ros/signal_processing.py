@@ -1,12 +1,12 @@
 """From recorded joint states to the data of the regression: q, q', q'', filtered and raw torque.
 
 ``process`` resamples to a uniform grid (real stamps jitter: 0.7-8.8 ms steps on the Panda of
-seed 002), low-passes q and q' with a zero-phase Butterworth filter (forward-backward, so no
+Gaz et al. 2019), low-passes q and q' with a zero-phase Butterworth filter (forward-backward, so no
 phase lag between motion and torque), differentiates the filtered velocity by central
 differences, trims the filter transients at both ends and decimates. The kept samples are
 *recorded* samples (the recorded one nearest to each point of the decimated grid), so ``tau_raw``
 is the recorded effort itself, unfiltered and not interpolated: the reference of the relative
-error (seed 000 eq. 84 and Table 8).
+error (Sousa & Cortesão 2014 eq. 84 and Table 8).
 
 Defaults were chosen on the real Panda run (``../shared/data/panda_gaz2019``): OLS on the base
 regressor of the first 70 %, relative error on the last 30 % against the raw torque (see
@@ -30,7 +30,7 @@ default (15 samples) the transients cost 0.3 points of held-out error on the Pan
 
 def apply_effort_scale(series: JointStateSeries, scale: list[float] | tuple[float, ...] | np.ndarray
                        ) -> JointStateSeries:
-    """Torque ``tau_j = k_j * effort_j`` per joint (motor current to torque, seed 003 eq. 2)."""
+    """Torque ``tau_j = k_j * effort_j`` per joint (motor current to torque, Pennese et al. 2021 eq. 2)."""
     k = np.asarray(scale, dtype=float).reshape(-1)
     if k.size != len(series.names):
         raise ConfigError(f"--effort-scale has {k.size} value(s) for {len(series.names)} joints "
@@ -53,7 +53,7 @@ class ProcessingOptions:
     5.24 %. The measured velocity beats the differentiated position (6 Hz: 2.66 vs 2.78 %); decimation
     to 100 / 200 Hz or none: 2.66 / 2.69 / 2.69 %; the torque cutoff and the order (2-6) change it by
     < 0.02 points. 6 Hz passes motion up to ~3 Hz unchanged (gain > 0.999), above the band of usual
-    excitation trajectories (seed 002: 0.075 Hz fundamental, 5 harmonics).
+    excitation trajectories (Gaz et al. 2019: 0.075 Hz fundamental, 5 harmonics).
 
     Attributes:
         rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.

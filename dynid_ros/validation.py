@@ -1,7 +1,7 @@
 """Validation of an identified model on recorded data (``dynid validate``).
 
 The prediction uses the processed motion (filtered q, q', q'') with the same processing
-options as the identification; the reference is the recorded effort, unfiltered (seed 000
+options as the identification; the reference is the recorded effort, unfiltered (Sousa & Cortesão 2014
 Table 8), so filtering cannot flatter the model.
 """
 
@@ -86,7 +86,7 @@ def processed_window(model: RobotModel, series: JointStateSeries, options: Ident
 
 def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,
                         timer: StageTimer | None = None) -> ValidationResult:
-    """Torques predicted by ``delta`` on the processed motion vs the recorded effort (seed 000 eq. 84)."""
+    """Torques predicted by ``delta`` on the processed motion vs the recorded effort (Sousa & Cortesão 2014 eq. 84)."""
     timer = timer or StageTimer()
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)

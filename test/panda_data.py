@@ -1,4 +1,4 @@
-"""The real Panda excitation run of seed 002 (``../shared/data/panda_gaz2019``) as joint states or a bag."""
+"""The real Panda excitation run of Gaz et al. 2019 (``../shared/data/panda_gaz2019``) as joint states or a bag."""
 
 from __future__ import annotations
 

@@ -232,7 +232,7 @@ def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: i
 
 def assert_physically_consistent(urdf_text: str) -> object:
     """Load a URDF in pinocchio; every body has m > 0 and a positive-definite inertia about its CoM
-    obeying the triangle inequality (full physical consistency, seed 001). Returns the model."""
+    obeying the triangle inequality (full physical consistency, Traversaro et al. 2016). Returns the model."""
     import numpy as np
     import pinocchio as pin
 

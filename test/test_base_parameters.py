@@ -7,14 +7,14 @@ from dynid_ros.regressor import regressor
 from robots import DATA, UR5_ERD, example_robot_urdf
 
 
-def test_wam_of_seed000_table2_has_69_base_parameters_of_98():
+def test_wam_of_sousa2014_table2_has_69_base_parameters_of_98():
     model = load_model(dh=DATA / "wam7_dh.yaml")
     base = compute_base_parameters(model, model.layout_for())
     assert (base.n_base, base.n_parameters) == (69, 98)
     assert base.expressions[0] == "Ia1 + Iyy2 + Izz1"  # drive inertia groups with link inertias (Table 3)
 
 
-def test_kr5_of_seed003_table1_has_36_base_parameters_of_60():
+def test_kr5_of_pennese2021_table1_has_36_base_parameters_of_60():
     model = load_model(dh=DATA / "kr5_dh.yaml")
     base = compute_base_parameters(model, model.layout_for(friction=(), armature=False))
     assert (base.n_base, base.n_parameters) == (36, 60)

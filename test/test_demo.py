@@ -1,4 +1,4 @@
-"""``dynid demo``: the whole job on the embedded robot (issue 4 done-when)."""
+"""``dynid demo``: the whole job on the embedded robot (acceptance)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OLS, WLS and FBPE (seed 000 section 4.4, eq. 64-75, 81-83) on synthetic and real data."""
+"""OLS, WLS and FBPE (Sousa & Cortesão 2014 section 4.4, eq. 64-75, 81-83) on synthetic and real data."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def random_feasible_delta(layout: ParameterLayout, rng: np.random.Generator) -> 
 
 def fourier_trajectory(n_dof: int, n_samples: int, rng: np.random.Generator, period: float = 10.0
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random five-harmonic Fourier series per joint (seed 000 eq. 78) with exact derivatives."""
+    """Random five-harmonic Fourier series per joint (Sousa & Cortesão 2014 eq. 78) with exact derivatives."""
     t = np.linspace(0.0, period, n_samples, endpoint=False)[:, None]
     q, dq, ddq = (np.zeros((n_samples, n_dof)) for _ in range(3))
     for harmonic in range(1, 6):
@@ -226,7 +226,7 @@ def test_real_panda_fbpe_has_plausible_masses_and_an_ols_like_fit():
     masses = fit.delta[layout.indices("m")]
     assert 14.0 <= masses.sum() <= 22.0 and masses.min() > 0.05
     assert abs(masses[0] - nominal[0]) < 0.2  # link 1's mass is invisible to the torques: the prior decides
-    # the fit against the recorded (unfiltered) torque, as issue 2 and seed 000 Table 8 measure it
+    # the fit against the recorded (unfiltered) torque, as Sousa & Cortesão 2014 Table 8 measure it
     ols = estimators.ols(w_b, tau, 7)
 
     def error(beta: np.ndarray) -> float:

@@ -1,4 +1,4 @@
-"""Fourier trajectories, limits, trajectory files and the execution profile (issue 3 items 1, 3, 4)."""
+"""Fourier trajectories, limits, trajectory files and the execution profile."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Excitation optimization, the condition number's definition and ``dynid excite`` (issue 3 items 2, 5)."""
+"""Excitation optimization, the condition number's definition and ``dynid excite``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Feasibility LMIs, bounds, BPFT and BPFC (seed 000 section 3-4.3; seed 001)."""
+"""Feasibility LMIs, bounds, BPFT and BPFC (Sousa & Cortesão 2014 section 3-4.3; Traversaro et al. 2016)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.model import load_model
 from dynid_ros.parameters import LINK_PARAMETER_NAMES, ParameterLayout, link_parameters
 
-# Seed 000 Table 1 (Yoshida and Khalil 2000): base parameters of a 3-link robot, in the table's row order.
+# Sousa & Cortesão 2014 Table 1 (Yoshida and Khalil 2000): base parameters of a 3-link robot, in the table's row order.
 TABLE1_EXPRESSIONS = [
     {"Iyy1": 1, "Iyy2": 1, "Iyy3": 1, "m3": 1},
     {"Ixx2": 1, "Iyy2": -1, "m3": -1},

@@ -51,7 +51,7 @@ def test_real_panda_held_out_error_feasible_and_plausible_masses(panda_result, p
     assert main(["validate", "--result", str(panda_result), "--bag", str(panda_bag), "--start", f"{SPLIT_S}",
                  "--report", str(validation)]) == 0
     held_out = json.loads(validation.read_text())
-    assert held_out["relative_error"] <= 0.0280, held_out  # issue 2: <= 2.80 % against the raw torque
+    assert held_out["relative_error"] <= 0.0280, held_out  # <= 2.80 % against the raw torque
     assert len(held_out["relative_error_per_joint"]) == 7
 
 
@@ -96,7 +96,7 @@ def _sines(t: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np
 
 def test_noise_free_synthetic_data_validates_within_0_2_percent(tmp_path):
     """Torques of a known model (perturbed inertials, friction, armature) on one motion; identify, then predict
-    a different motion: the error is only what processing costs (issue 2: <= 0.2 %)."""
+    a different motion: the error is only what processing costs (<= 0.2 %)."""
     from dynid_ros.bag_io import write_joint_states
 
     model = load_model(urdf=PANDA_URDF)
@@ -163,9 +163,9 @@ def test_info_json_counts_for_the_papers_robots():
     data = REPO / "test" / "data"
     wam = json.loads(_run_cli("info", "--dh", str(data / "wam7_dh.yaml"), "--friction", "viscous,coulomb,offset",
                               "--armature", "--json").stdout)
-    assert (wam["n_base"], wam["n_parameters"]) == (69, 98)  # seed 000 Table 2
+    assert (wam["n_base"], wam["n_parameters"]) == (69, 98)  # Sousa & Cortesão 2014 Table 2
     kr5 = json.loads(_run_cli("info", "--dh", str(data / "kr5_dh.yaml"), "--json").stdout)
-    assert (kr5["n_base"], kr5["n_parameters"]) == (36, 60)  # seed 003 Table I
+    assert (kr5["n_base"], kr5["n_parameters"]) == (36, 60)  # Pennese et al. 2021 Table I
     assert len(kr5["base_parameters"]) == 36 and all("expression" in b for b in kr5["base_parameters"])
 
 

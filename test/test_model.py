@@ -64,7 +64,7 @@ def test_xacro_is_expanded(tmp_path):
 
 
 def test_dh_modified_matches_panda_urdf_kinematics():
-    """Modified DH of seed 002 (Gaz 2019, Fig. 1) vs the Panda URDF: same flange positions."""
+    """Modified DH of Gaz et al. 2019 (Fig. 1) vs the Panda URDF: same flange positions."""
     urdf = load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS))
     dh = load_model(dh=DATA / "panda_mdh.yaml")
     rng = np.random.default_rng(1)

@@ -25,7 +25,7 @@ PANDA_HOME = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7])
 
 def fourier_reference(n: int, q0: np.ndarray, duration: float, rate: float = 1000.0, seed: int = 1,
                       amplitude: float = 0.6, wf: float = 2 * np.pi * 0.2, harmonics: int = 4):
-    """A Fourier reference (seed 000 eq. 78-80) that starts and ends at rest at ``q0``."""
+    """A Fourier reference (Sousa & Cortesão 2014 eq. 78-80) that starts and ends at rest at ``q0``."""
     rng = np.random.default_rng(seed)
     a = rng.normal(0.0, amplitude, (n, harmonics)) / np.arange(1, harmonics + 1)
     b = rng.normal(0.0, amplitude, (n, harmonics)) / np.arange(1, harmonics + 1)

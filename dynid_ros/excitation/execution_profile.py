@@ -1,4 +1,4 @@
-"""What the robot actually runs: approach, N periods of the excitation, hold at rest (issue 3 item 3).
+"""What the robot actually runs: approach, N periods of the excitation, hold at rest.
 
 Three phases, continuous in position, velocity and acceleration:
 

@@ -1,4 +1,4 @@
-"""Finite Fourier series joint trajectories (seed 000 section 5.2.2, eq. 78-80; Swevers 1997).
+"""Finite Fourier series joint trajectories (Sousa & Cortesão 2014 section 5.2.2, eq. 78-80; Swevers 1997).
 
 Per joint ``k`` with fundamental pulsation ``wf`` and ``L`` harmonics::
 

@@ -1,7 +1,7 @@
 """Optimized excitation: minimize the base regressor's condition number under joint limits.
 
-Seed 004 section IV (condition-number optimization of Fourier coefficients with joint and Cartesian
-constraints), seed 000 section 5.2.2 (Swevers series, eq. 78-80).
+Wang et al. 2019 section IV (condition-number optimization of Fourier coefficients with joint and Cartesian
+constraints), Sousa & Cortesão 2014 section 5.2.2 (Swevers series, eq. 78-80).
 
 Variables per joint ``k``: ``[q_k0, a_k1..a_kL, b_k1..b_kL]``. Position, velocity and acceleration
 on a time grid, and the start/end at rest (``sum_l a_kl = 0``, ``sum_l l b_kl = 0``), are linear in
@@ -10,7 +10,7 @@ objective's gradient is exact: the regressor is linear in the parameters, so ``u
 derivative of the torques ``Y v`` of the parameter vector ``v`` along the singular vectors, which
 pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant).
 
-The condition number (issue 3) is ``numpy.linalg.cond`` of the base regressor (rigid body, viscous,
+The condition number is ``numpy.linalg.cond`` of the base regressor (rigid body, viscous,
 Coulomb and offset friction per joint, no armature, SI units, no column scaling) stacked over one
 period sampled at 50 Hz (``t = 0, 0.02, ... < T``), where velocities below 1e-9 rad/s count as zero
 (``sign(0) = 0`` at the rest sample ``t = 0`` whatever the round-off): :func:`excitation_condition_number`.
@@ -60,7 +60,7 @@ class ExcitationOptions:
         config: the ``excitation:`` config section, for :func:`limits_from_model`;
         margins: overrides of the config's ``margins``; limits: explicit limits (skip the model's);
         torque_limits: also bound the nominal model's torques (effort limits x margin);
-        cartesian_boxes: ``{frame: [[xlo, xhi], [ylo, yhi], [zlo, zhi]]}`` in the base frame (seed 004);
+        cartesian_boxes: ``{frame: [[xlo, xhi], [ylo, yhi], [zlo, zhi]]}`` in the base frame (Wang et al. 2019);
         grid_rate_hz: objective sampling rate (50 Hz is the condition number's definition);
         constraint_points: constraint grid points per period (default 40 per harmonic, at least 200);
         max_condition_number: a best result above this is an :class:`ExcitationError`.

@@ -1,4 +1,4 @@
-"""Joint torques of the nominal model along a trajectory, for optional torque limits (issue 3 item 2)."""
+"""Joint torques of the nominal model along a trajectory, for optional torque limits."""
 
 from __future__ import annotations
 

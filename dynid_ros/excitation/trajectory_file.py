@@ -1,4 +1,4 @@
-"""Excitation trajectory files (YAML, issue 3 item 4) and the record they hold.
+"""Excitation trajectory files (YAML) and the record they hold.
 
 Format::
 
@@ -6,7 +6,7 @@ Format::
     wf: 0.6283            # rad/s
     harmonics: 5
     q0: [...]             # one per joint
-    a: [[L values], ...]  # one row per joint (seed 000 eq. 78)
+    a: [[L values], ...]  # one row per joint (Sousa & Cortesão 2014 eq. 78)
     b: [[L values], ...]
     period_s: 10.0
     condition_number: 41.2

@@ -5,13 +5,13 @@ recipe, applied to a :class:`~dynid_ros.model.RobotModel` of that URDF:
 
 - every link moved by a joint gets its own ``<inertial>`` perturbed from ``seed``: mass by a
   relative factor, centre of mass by an absolute shift, and the three principal *second moments of
-  mass* (``sigma_i = tr(I)/2 - I_i``, the diagonal of the density's covariance, seed 001) by
+  mass* (``sigma_i = tr(I)/2 - I_i``, the diagonal of the density's covariance, Traversaro et al. 2016) by
   relative factors. Positive second moments are exactly the triangle inequality of the principal
-  moments, so every perturbed link stays fully physically consistent (seed 001);
+  moments, so every perturbed link stays fully physically consistent (Traversaro et al. 2016);
 - per joint: viscous friction ``fv`` (URDF ``damping``), Coulomb friction ``fc`` (URDF
   ``friction``), armature ``Ia``; per joint torque-sensor noise (std) and bias.
 
-The torque a joint reports is (:mod:`dynid_ros.parameters`, seed 000 eq. 27)::
+The torque a joint reports is (:mod:`dynid_ros.parameters`, Sousa & Cortesão 2014 eq. 27)::
 
     effort = M(q) q'' + c(q, q') + g(q) + fv q' + fc sign(q') + Ia q'' + bias + noise
 

@@ -10,7 +10,7 @@ acceleration ``q''_k`` (MuJoCo's ``qacc``) and the friction torque ``f_k`` satis
 
     tau_k = M(q_k) q''_k + c(q_k, q'_k) + g(q_k) + fv q'_k + Ia q''_k - f_k
 
-with ``f_k = -fc sign(q'_k)`` while the joint slides, which is dynid_ros's model (seed 000 eq. 27);
+with ``f_k = -fc sign(q'_k)`` while the joint slides, which is dynid_ros's model (Sousa & Cortesão 2014 eq. 27);
 while it sticks at a velocity reversal ``f_k`` is the static friction in ``[-fc, fc]``.
 """
 
