@@ -145,7 +145,8 @@ def link_matrix_expressions(delta, layout: ParameterLayout, consistency: str, sc
 
 def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float, scales: np.ndarray | None = None,
                     attached: np.ndarray | None = None) -> list:
-    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link (Sousa & Cortesão 2014 eq. 20-23)."""
+    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link (Sousa & Cortesão 2014
+    eq. 20-23)."""
     return [matrix >> eps * np.eye(matrix.shape[0])
             for matrix in link_matrix_expressions(delta, layout, consistency, scales, attached)]
 
