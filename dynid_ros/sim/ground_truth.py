@@ -20,8 +20,8 @@ that model exist to test robustness, both off by default: a Stribeck friction sh
 fc``: ``f(q') = (fc + (fs - fc) exp(-(q'/vs)^2)) sign(q')``, static friction up to ``fs``; Armstrong-Hélouvry
 1994) and a torque-sensor gain error ``k`` (``effort_scale``, like a wrong current-to-torque constant; Pennese et
 al. 2021 eq. 2). ``exact=True`` perturbs every link by exactly ``±mass`` and ``|com|`` (random signs and
-directions) instead of normal draws: a nominal URDF off by a known amount. :meth:`GroundTruth.parameters` returns it in any
-:class:`~dynid_ros.parameters.ParameterLayout` of the model (:meth:`GroundTruth.parameter_vector`);
+directions) instead of normal draws: a nominal URDF off by a known amount. :meth:`GroundTruth.parameters`
+returns it in any :class:`~dynid_ros.parameters.ParameterLayout` of the model (:meth:`GroundTruth.parameter_vector`);
 :meth:`GroundTruth.write_urdf` writes the truth URDF (perturbed inertials and ``<dynamics damping
 friction>``; armature and sensor terms have no URDF element, they are listed in a comment). The
 truth URDF carries a marker comment: applying the same GroundTruth to it again leaves its inertials
