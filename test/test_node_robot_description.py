@@ -5,8 +5,11 @@ import numpy as np
 import pytest
 
 from dynid_ros.errors import ConfigError, ModelError
+from dynid_ros.nodes.identification_node import IdentificationNode
 from dynid_ros.nodes.sim_node import SimNode
-from ros_helpers import Latest, params, wait_for
+from dynid_ros.results import URDF_FILE
+from dynid_ros.sim import Simulator
+from ros_helpers import Latest, call_trigger, params, simulated_bag, status_qos, wait_for
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 
@@ -65,3 +68,33 @@ def test_sim_node_expands_a_xacro_with_its_arguments(ros_context, tmp_path):
         assert '<link name="my_tool_link"' in node.sim.model.urdf_xml
     finally:
         node.destroy_node()
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory):
+    """The shipped (mesh-free) Panda simulated: the same joint names as example-robot-data's Panda."""
+    return simulated_bag(tmp_path_factory.mktemp("bag") / "run")
+
+
+def test_identification_node_identifies_from_a_meshed_robot_description(spinner, bag, tmp_path):
+    """example-robot-data's Panda as robot_state_publisher would publish it: the fingers are locked, the
+    identified URDF keeps the user's meshes and fingers and loads in MuJoCo."""
+    out = tmp_path / "result"
+    text = example_robot_urdf(PANDA_ERD).read_text()
+    spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
+        robot_description=text, bag_path=str(bag), output_dir=str(out), robot="panda")))
+    helper = spinner.add(Node("helper", context=spinner.context))
+    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
+    report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
+    assert call_trigger(helper, "/identification_node/identify").success
+    wait_for(lambda: status.last and status.last["state"] in ("done", "failed"), timeout=60, what="identification")
+    assert status.last["state"] == "done", status.last["message"]
+    wait_for(lambda: report.messages, what="report")
+    assert report.last["feasible"] is True
+    locked = [w for w in report.last["warnings"] if "locked" in w]
+    assert locked and "panda_finger_joint1" in locked[0] and "panda_finger_joint2" in locked[0]
+    identified = (out / URDF_FILE).read_text()
+    assert "package://example-robot-data/robots/panda_description/meshes" in identified
+    assert '<mimic joint="panda_finger_joint1"' in identified.replace("'", '"')
+    sim = Simulator(out / URDF_FILE)
+    assert sim.joints == PANDA_ARM_JOINTS
