@@ -14,6 +14,7 @@ from dynid_ros.cli import main
 from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, limits_from_model, save_trajectory
 from dynid_ros.model import load_model
 from dynid_ros.regressor import torques
+from dynid_ros.results import URDF_FILE
 from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
@@ -287,3 +288,29 @@ def test_mimic_follower_follows_its_locked_leader_in_pinocchio_and_mujoco(tmp_pa
         np.testing.assert_allclose(data.qfrc_bias, gravity, atol=1e-9 * np.abs(gravity).max())
         torques_by_offset[offset] = gravity
     assert np.abs(torques_by_offset[0.8] - torques_by_offset[0.0]).max() > 0.05
+
+
+@pytest.fixture(scope="module")
+def panda_xacro(tmp_path_factory):
+    """example-robot-data's meshed Panda as a .urdf.xacro with a tool whose mass is an argument."""
+    text = example_robot_urdf(PANDA_ERD).read_text()
+    if "xmlns:xacro" not in text:
+        text = text.replace("<robot ", '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" ', 1)
+    tool = XACRO_TOOL.replace("wrist_3_link", "panda_hand")
+    path = tmp_path_factory.mktemp("panda_xacro") / "panda_tool.urdf.xacro"
+    path.write_text(text.replace("</robot>", tool))
+    return path
+
+
+def test_identify_takes_a_meshed_xacro_with_arguments(tmp_path, panda_xacro, capsys):
+    from ros_helpers import simulated_bag
+
+    args = ["--urdf", str(panda_xacro), "--xacro-arg", "tool_mass:=1.25", "--xacro-arg", "prefix:=gripper_"]
+    bag = simulated_bag(tmp_path / "bag")  # the shipped Panda: the same joint names
+    assert main(["identify", *args, "--bag", str(bag), "--out", str(tmp_path / "result")]) == 0
+    out = capsys.readouterr().out
+    assert "locked" in out and "panda_finger_joint1, panda_finger_joint2" in out
+    identified = (tmp_path / "result" / URDF_FILE).read_text()
+    assert '<link name="gripper_tool"' in identified and "package://example-robot-data" in identified
+    tool = load_model(urdf=tmp_path / "result" / URDF_FILE)
+    assert tool.joints == PANDA_ARM_JOINTS
