@@ -261,10 +261,9 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
                              f"{m.leader} out")
     positions = _locked_positions(locked, followers)
     if locked:
-        ends = [j for j in locked if j in end_effector or j in followers]
+        ends = any(j in end_effector or j in followers for j in locked)
         LOG.warning("joints not identified, locked at their neutral value: %s%s", ", ".join(locked),
-                    f" (end-effector/mimic joints {', '.join(ends)}: name them in --joints to identify them)"
-                    if ends else "")
+                    " (end-effector and mimic joints are locked unless named in --joints)" if ends else "")
         lock_ids = [full.getJointId(j) for j in locked]
         reduced = pin.buildReducedModel(full, lock_ids, _configuration_of(full, positions))
     else:

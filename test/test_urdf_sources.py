@@ -35,8 +35,9 @@ def reference(q0: np.ndarray, duration: float = 1.0, rate: float = 1000.0, ampli
     return t, q, dq, ddq
 
 
-def assert_effort_is_truth_dynamics(sim: Simulator, q0: np.ndarray) -> None:
-    """The recorded effort equals the truth parameters' inverse dynamics on the truth acceleration."""
+def assert_effort_is_truth_dynamics(sim: Simulator, q0: np.ndarray, tracking: float = 0.05) -> None:
+    """The recorded effort equals the truth parameters' inverse dynamics on the truth acceleration; the
+    tracking error stays under ``tracking`` [rad]."""
     series = simulate_profile(sim, *reference(q0), progress=False)
     layout = sim.model.layout_for(FRICTION, armature=True)
     delta = sim.truth_parameters(FRICTION, armature=True)
@@ -45,7 +46,7 @@ def assert_effort_is_truth_dynamics(sim: Simulator, q0: np.ndarray) -> None:
     residual = np.abs(series.effort - predicted)[sliding]
     assert residual.size > 0.9 * series.effort.size
     assert residual.max() < 1e-6 * max(1.0, np.abs(series.effort).max())
-    assert np.all(series.info["tracking_rms"] < 0.05)
+    assert np.all(series.info["tracking_rms"] < tracking)
 
 
 def test_meshed_panda_with_fingers_simulates_as_shipped(caplog):
@@ -248,7 +249,7 @@ def test_gripper_is_locked_with_a_warning_unless_named(caplog):
         model = load_model(urdf=path, available=every)  # the fingers are in the data: still locked
     assert model.joints == PANDA_ARM_JOINTS
     assert model.locked == ("panda_finger_joint1", "panda_finger_joint2")
-    assert "panda_finger_joint1" in caplog.text and "--joints" in caplog.text
+    assert "panda_finger_joint1, panda_finger_joint2" in caplog.text and "--joints" in caplog.text
     named = load_model(urdf=path, joints=every)
     assert named.joints == tuple(every) and named.locked == ()
     from dynid_ros.errors import ModelError
@@ -314,3 +315,32 @@ def test_identify_takes_a_meshed_xacro_with_arguments(tmp_path, panda_xacro, cap
     assert '<link name="gripper_tool"' in identified and "package://example-robot-data" in identified
     tool = load_model(urdf=tmp_path / "result" / URDF_FILE)
     assert tool.joints == PANDA_ARM_JOINTS
+
+
+@pytest.mark.parametrize(("relative", "n_dof"), [
+    ("kinova_description/robots/kinova.urdf", 6),
+    ("so_arm_description/urdf/so100.urdf", 6),  # a one-jaw gripper (no branching): driven like a joint
+    ("ur_description/urdf/ur3_robot.urdf", 6),
+])
+def test_more_published_arms_simulate_exactly(relative, n_dof):
+    sim = Simulator(example_robot_urdf(relative), truth=GroundTruth(damping=0.1, friction=0.3, armature=0.02))
+    assert sim.model.n_dof == n_dof and sim.model.locked == ()
+    limits = sim.model.position_limits
+    assert_effort_is_truth_dynamics(sim, np.where(np.isfinite(limits).all(axis=1), limits.mean(axis=1), 0.0))
+
+
+def test_baxter_one_arm_driven_the_rest_locked(caplog):
+    """Baxter: a head, two arms, two mimic grippers. By default the head and both arms are identified and the
+    grippers locked; driving one arm locks everything else (named in the warning) in both engines."""
+    path = example_robot_urdf("baxter_description/urdf/baxter.urdf")
+    default = load_model(urdf=path)
+    assert default.n_dof == 15 and default.joints[0] == "head_pan"
+    assert set(default.locked) == {f"{s}_gripper_{f}_finger_joint" for s in "lr" for f in "lr"}
+    left = ("left_s0", "left_s1", "left_e0", "left_e1", "left_w0", "left_w1", "left_w2")
+    with caplog.at_level(logging.WARNING):
+        sim = Simulator(path, truth=TRUTH, joints=left)
+    assert sim.joints == left and len(sim.model.locked) == 15 - 7 + 4
+    assert "head_pan" in caplog.text and "right_w2" in caplog.text and "r_gripper_r_finger_joint" in caplog.text
+    assert sim.mujoco_model.njnt == 7
+    limits = sim.model.position_limits
+    assert_effort_is_truth_dynamics(sim, limits.mean(axis=1), tracking=0.5)  # the shoulder saturates at 50 N m
