@@ -344,3 +344,12 @@ def test_baxter_one_arm_driven_the_rest_locked(caplog):
     assert sim.mujoco_model.njnt == 7
     limits = sim.model.position_limits
     assert_effort_is_truth_dynamics(sim, limits.mean(axis=1), tracking=0.5)  # the shoulder saturates at 50 N m
+
+
+def test_named_fingers_are_driven_on_their_own(tmp_path):
+    """--joints naming a mimic follower and its leader: both identified from their own data, both driven in
+    MuJoCo without the equality constraint that would fight the controller."""
+    every = (*PANDA_ARM_JOINTS, "panda_finger_joint1", "panda_finger_joint2")
+    sim = Simulator(example_robot_urdf(PANDA_ERD), truth=TRUTH, joints=every)
+    assert sim.joints == every and sim.mujoco_model.neq == 0
+    assert_effort_is_truth_dynamics(sim, np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7, 0.01, 0.01]), tracking=0.5)
