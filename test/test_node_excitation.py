@@ -54,7 +54,8 @@ class Robot:
 
 
 def excitation(spinner, trajectory_file, **overrides):
-    values = {"trajectory_file": str(trajectory_file), "mode": "topic", "wait_timeout": 1.0, **overrides}
+    values = {"robot": "panda", "trajectory_file": str(trajectory_file), "mode": "topic", "wait_timeout": 1.0,
+              **overrides}
     return spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(**values)))
 
 
