@@ -60,10 +60,14 @@ def check_output(path: str | Path, kind: str, inputs: Iterable[str | Path | None
                               f"touch it (choose a new path)")
         found = output_kind(out)
         if found != kind:
-            what = f"a {found}" if found else "not a directory dynid wrote"
-            raise ConfigError(f"{flag} {path} exists already and is {what}, not a {kind}: refusing to touch it "
+            what = _a(found) if found else "not a directory dynid wrote"
+            raise ConfigError(f"{flag} {path} exists already and is {what}, not {_a(kind)}: refusing to touch it "
                               f"(choose a new path, or remove it yourself)")
     return out
+
+
+def _a(kind: str) -> str:
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 def require_absent(path: str | Path, flag: str) -> Path:

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from dynid_ros.nodes.identification_node import PARAMETERS, IdentificationNode
+from dynid_ros.output_paths import MARKER
 from dynid_ros.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
@@ -50,7 +51,7 @@ def test_identify_publishes_urdf_report_and_writes_files(spinner, bag, tmp_path)
     urdf = Latest(helper, String, "/identification_node/robot_description", status_qos())
     report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
     wait_for(lambda: urdf.messages and report.messages, what="latched URDF and report")
-    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, PARAMETERS_FILE, REPORT_FILE])
+    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER])
     assert urdf.last.data == (out / URDF_FILE).read_text()
     assert report.last == json.loads((out / REPORT_FILE).read_text())
     assert report.last["feasible"] is True and report.last["method"] == "fbpe"
