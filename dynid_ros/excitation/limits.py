@@ -227,8 +227,7 @@ def check_sampled_limits(joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, 
     lower, upper = limits.position[:, 0], limits.position[:, 1]
     half = 0.5 * (upper - lower)
     slack = TOLERANCE * np.maximum(np.abs(limits.position).max(axis=1), 1.0)
-    _raise_on_violation(joints, t, q, q < lower - slack, "position", lower, upper, source)
-    _raise_on_violation(joints, t, q, q > upper + slack, "position", lower, upper, source)
+    _raise_on_violation(joints, t, q, (q < lower - slack) | (q > upper + slack), "position", lower, upper, source)
     distance = np.minimum(q - lower, upper - q)
     fractions = {"position": distance / half}
     quantities = [("velocity", dq, limits.velocity), ("acceleration", ddq, limits.acceleration)]
