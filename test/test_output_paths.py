@@ -49,7 +49,8 @@ def synthetic_bag(tmp_path_factory) -> Path:
     delta = nominal_parameters(model, layout)
     t = np.arange(0.0, 6.0, 1e-3)
     rng = np.random.default_rng(0)
-    amp, freq, phase = rng.uniform(0.2, 0.5, (3, 7)), rng.uniform(0.3, 0.9, (3, 7)) * 2 * np.pi, rng.uniform(0, 6, (3, 7))
+    amp, phase = rng.uniform(0.2, 0.5, (3, 7)), rng.uniform(0, 6, (3, 7))
+    freq = rng.uniform(0.3, 0.9, (3, 7)) * 2 * np.pi
     arg = freq[None] * t[:, None, None] + phase[None]
     q = (amp * np.sin(arg)).sum(1) + model.position_limits.mean(axis=1)
     dq = (amp * freq * np.cos(arg)).sum(1)

@@ -22,7 +22,6 @@ from dynid_ros.excitation import (
     FourierTrajectory,
     check_trajectory_limits,
     load_trajectory,
-    save_trajectory,
 )
 from dynid_ros.excitation.robot_limits import check_motion, checked_profile, effective_limits, robot_limits
 from dynid_ros.model import load_model
