@@ -4,6 +4,7 @@ hold an input, are refused (exit 2) and left byte for byte as they were; dynid's
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -78,16 +79,16 @@ def test_identify_out_onto_a_foreign_directory_is_refused_then_its_own_result_is
     foreign = user_directory(tmp_path / "mine")
     before = tree_digest(foreign)
     args = ["identify", "--urdf", str(PANDA), "--bag", str(synthetic_bag), "--friction", "viscous",
-            "--no-armature", "--method", "ols"]
+            "--no-armature"]
     assert main([*args, "--out", str(foreign)]) == 2
     assert "exists already and is not a directory dynid wrote" in capsys.readouterr().err
     assert tree_digest(foreign) == before
     out = tmp_path / "result"
-    assert main([*args, "--out", str(out)]) == 0
+    assert main([*args, "--method", "ols", "--out", str(out)]) == 0
     assert output_kind(out) == RESULT and (out / "identified.urdf").is_file()
-    first = (out / "parameters.yaml").read_text()
-    assert main([*args, "--out", str(out)]) == 0  # its own earlier result: rewritten
-    assert output_kind(out) == RESULT and (out / "parameters.yaml").read_text() != first  # new 'created' stamp
+    assert json.loads((out / "report.json").read_text())["method"] == "ols"
+    assert main([*args, "--method", "wls", "--out", str(out)]) == 0  # its own earlier result: rewritten
+    assert output_kind(out) == RESULT and json.loads((out / "report.json").read_text())["method"] == "wls"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "result"]  # no temporaries left
 
 
