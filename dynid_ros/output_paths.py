@@ -9,7 +9,7 @@ input, nor lies inside an input directory (a bag). A refused path is left untouc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from dynid_ros.errors import ConfigError
@@ -94,14 +94,26 @@ def is_trajectory_file(path: str | Path) -> bool:
     return isinstance(content, dict) and {"joints", "wf", "q0", "a", "b"} <= set(content)
 
 
-def check_output_file(path: str | Path, inputs: Iterable[str | Path | None] = (), flag: str = "--out") -> Path:
-    """Refuse a trajectory-file output that equals an input or would overwrite anything but a trajectory file."""
+def is_validation_report(path: str | Path) -> bool:
+    """Whether ``path`` is a validation report (what ``dynid validate --report`` may overwrite)."""
+    import json
+
+    try:
+        content = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(content, dict) and "relative_error" in content
+
+
+def check_output_file(path: str | Path, inputs: Iterable[str | Path | None] = (), flag: str = "--out",
+                      is_own: Callable[[Path], bool] = is_trajectory_file, what: str = "trajectory file") -> Path:
+    """Refuse a single-file output that equals an input or would overwrite anything but a ``what`` (``is_own``)."""
     out = _resolved(path)
     for given in inputs:
         if given is not None and str(given) != "" and _resolved(given) == out:
             raise ConfigError(f"{flag} {path} is the input {given}: choose another file")
-    if (out.exists() or out.is_symlink()) and not (out.is_file() and is_trajectory_file(out)):
-        raise ConfigError(f"{flag} {path} exists already and is not a trajectory file: refusing to overwrite it "
+    if (out.exists() or out.is_symlink()) and not (out.is_file() and is_own(out)):
+        raise ConfigError(f"{flag} {path} exists already and is not {_a(what)}: refusing to overwrite it "
                           f"(choose a new path)")
     return out
 

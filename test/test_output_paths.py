@@ -154,3 +154,17 @@ def test_excite_never_overwrites_its_inputs_or_a_non_trajectory_file(tmp_path, c
     assert main(["excite", "--urdf", str(urdf), "--out", str(notes), "--no-progress"]) == 2
     assert "not a trajectory file" in capsys.readouterr().err
     assert tree_digest(tmp_path) == before
+
+
+def test_validate_report_never_overwrites_a_file_that_is_not_a_report(synthetic_bag, tmp_path, capsys):
+    out = tmp_path / "result"
+    atomic_directory(out, lambda tmp: (tmp / "parameters.yaml").write_text("{}"), RESULT)
+    precious = tmp_path / "notes.json"
+    precious.write_text('{"mine": 1}\n')
+    before = tree_digest(tmp_path)
+    for report in (precious, synthetic_bag / "metadata.yaml"):
+        meta = (synthetic_bag / "metadata.yaml").read_bytes()
+        assert main(["validate", "--result", str(out), "--bag", str(synthetic_bag), "--report", str(report)]) == 2
+        assert "refusing to overwrite it" in capsys.readouterr().err
+        assert (synthetic_bag / "metadata.yaml").read_bytes() == meta
+    assert tree_digest(tmp_path) == before
