@@ -226,3 +226,17 @@ def test_a_robot_joint_missing_from_the_joint_states_is_refused(spinner, tmp_pat
     excitation(spinner, path)
     time.sleep(0.3)
     refused(robot, "does not name joint(s) panda_joint7 of the robot")
+
+
+def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
+    from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
+    from test_robot_limits import HOME, outside_urdf_trajectory
+
+    full = outside_urdf_trajectory(amplitude_rad=0.2, period=1.0)
+    renamed = FourierTrajectory((*full.joints[:6], "gripper_joint"), full.wf, full.q0, full.a, full.b)
+    path = tmp_path / "other_robot.yaml"
+    save_trajectory(path, ExcitationTrajectory(renamed, None, 1.0))
+    robot = Robot(spinner, [*PANDA, "gripper_joint"], [*HOME, 0.0])  # even if /joint_states names it
+    excitation(spinner, path)
+    time.sleep(0.3)
+    refused(robot, "trajectory joint(s) gripper_joint are not joints of the robot")
