@@ -23,7 +23,13 @@ from dynid_ros.excitation import (
     check_trajectory_limits,
     load_trajectory,
 )
-from dynid_ros.excitation.robot_limits import check_motion, checked_profile, effective_limits, robot_limits
+from dynid_ros.excitation.robot_limits import (
+    RobotLimits,
+    check_motion,
+    checked_profile,
+    effective_limits,
+    robot_limits,
+)
 from dynid_ros.model import load_model
 from dynid_ros.output_paths import MARKER, SIMULATED_BAG, output_kind
 from dynid_ros.resources import robot_file
@@ -106,9 +112,10 @@ def test_effort_is_checked_where_the_urdf_gives_it():
     excitation = ExcitationTrajectory(outside_urdf_trajectory(amplitude_rad=0.5), None, 1.0)
     with pytest.raises(TrajectoryError, match="joint panda_joint4: nominal torque .* effort"):
         checked_profile(excitation, weak, HOME)
-    margins = check_motion(robot_limits(model, load_config(PANDA_CONFIG)), model.joints,
-                           *checked_profile(excitation, weak.__class__(model, weak.limits, np.full(7, np.inf),
-                                                                       "x"), HOME).sample_at_rate(1000.0))
+    unchecked = RobotLimits(model, weak.limits, np.full(7, np.inf), "a robot without effort limits")
+    profile = checked_profile(excitation, unchecked, HOME)
+    assert "effort" not in check_motion(unchecked, model.joints, *profile.sample_at_rate(1000.0))
+    margins = check_motion(robot_limits(model, load_config(PANDA_CONFIG)), model.joints, *profile.sample_at_rate(1e3))
     assert 0.0 < margins["effort"] < 1.0
 
 

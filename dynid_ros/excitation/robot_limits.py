@@ -134,23 +134,30 @@ def check_motion(robot: RobotLimits, joints: tuple[str, ...] | list[str], t: np.
     t = np.atleast_1d(np.asarray(t, dtype=float))
     margins = check_sampled_limits(joints, t, q, dq, ddq, sub, source=robot.source)
     if np.isfinite(robot.effort).any():
-        from dynid_ros.excitation.torques import nominal_torques
-
-        n = len(robot.joints)
-        if held is None:
-            held = np.where(np.isfinite(own.position).all(axis=1), own.position.mean(axis=1), 0.0)
-        full_q = np.tile(np.asarray(held, dtype=float).reshape(1, n), (len(t), 1))
-        full_dq, full_ddq = np.zeros_like(full_q), np.zeros_like(full_q)
-        full_q[:, k], full_dq[:, k], full_ddq[:, k] = q, dq, ddq
-        tau = nominal_torques(robot.model, full_q, full_dq, full_ddq)
-        bound = robot.effort
-        bad = np.abs(tau) > bound * (1 + 1e-9)
-        _raise_on_violation(robot.joints, t, tau, bad, "nominal torque", -bound, bound, robot.source + ", effort")
-        given = np.isfinite(bound)
-        margins["effort"] = float((1.0 - np.abs(tau[:, given]) / bound[given]).min())
+        margins["effort"] = _check_effort(robot, k, t, q, dq, ddq, held)
     if file_limits is not None:
         check_sampled_limits(joints, t, q, dq, ddq, file_limits, source="the trajectory file")
     return margins
+
+
+def _check_effort(robot: RobotLimits, k: np.ndarray, t: np.ndarray, q: np.ndarray, dq: np.ndarray,
+                  ddq: np.ndarray, held: np.ndarray | None) -> float:
+    """Nominal inverse-dynamics torque of the whole robot (columns ``k`` moving, the rest held) against the
+    effort limits where given; returns the smallest margin (fraction of the limit)."""
+    from dynid_ros.excitation.torques import nominal_torques
+
+    n, own = len(robot.joints), robot.limits
+    if held is None:
+        held = np.where(np.isfinite(own.position).all(axis=1), own.position.mean(axis=1), 0.0)
+    full_q = np.tile(np.asarray(held, dtype=float).reshape(1, n), (len(t), 1))
+    full_dq, full_ddq = np.zeros_like(full_q), np.zeros_like(full_q)
+    full_q[:, k], full_dq[:, k], full_ddq[:, k] = q, dq, ddq
+    tau = nominal_torques(robot.model, full_q, full_dq, full_ddq)
+    bound = robot.effort
+    _raise_on_violation(robot.joints, t, tau, np.abs(tau) > bound * (1 + 1e-9), "nominal torque", -bound, bound,
+                        robot.source + ", effort")
+    given = np.isfinite(bound)
+    return float((1.0 - np.abs(tau[:, given]) / bound[given]).min())
 
 
 def checked_profile(excitation: object, robot: RobotLimits, q_start: np.ndarray, cycles: int = 1,
