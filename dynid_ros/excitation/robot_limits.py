@@ -84,7 +84,8 @@ def robot_limits(model: RobotModel, config: dict | None = None, source: str | No
                         "effort")
     effort = np.where(np.isfinite(effort) & (effort > 0), effort * margins["effort"], np.inf)
     name = source or str(getattr(model, "urdf_path", None) or getattr(model, "source", None) or "robot description")
-    return RobotLimits(model, limits, effort, f"the robot ({name} with the config's margins)")
+    given = "the config's" if {"margins", "acceleration", "velocity", "position", "effort"} & set(config) else "default"
+    return RobotLimits(model, limits, effort, f"the robot ({name} with {given} margins and accelerations)")
 
 
 def effective_limits(robot: RobotLimits, joints: tuple[str, ...], file_limits: ExcitationLimits | None
