@@ -24,6 +24,7 @@ import numpy as np
 from dynid_ros.bag_recorder import BagRecorder, repair_bag
 from dynid_ros.errors import BagError, DataError
 from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.output_paths import SIMULATED_BAG, check_output, mark
 
 __all__ = ["BagRecorder", "JOINT_STATE_TYPE", "STORAGES", "bag_info", "read_joint_states", "repair_bag",
            "write_joint_states"]
@@ -313,7 +314,9 @@ def write_joint_states(path: str | Path, series: JointStateSeries, topic: str = 
     """Write ``series`` as ``sensor_msgs/msg/JointState`` to a new rosbag2 directory (version 8).
 
     Header stamps and receive times are ``series.t``. The bag is written to a temporary directory
-    beside ``path`` and renamed into place, so ``path`` is either complete or absent.
+    beside ``path`` and renamed into place, so ``path`` is either complete or absent. The bag is marked
+    as a simulated bag (:mod:`dynid_ros.output_paths`); with ``overwrite``, an existing ``path`` is
+    replaced only when it is such a bag.
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
@@ -323,6 +326,8 @@ def write_joint_states(path: str | Path, series: JointStateSeries, topic: str = 
         raise BagError(f"storage must be one of {', '.join(STORAGES)}, not {storage!r}")
     if path.exists() and not overwrite:
         raise BagError(f"{path} exists already")
+    if path.exists():
+        check_output(path, SIMULATED_BAG, flag="bag")
     stamps, messages = encode_joint_states(series)
     path.parent.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
@@ -332,7 +337,9 @@ def write_joint_states(path: str | Path, series: JointStateSeries, topic: str = 
             connection = writer.add_connection(topic, JOINT_STATE_TYPE, typestore=get_typestore(Stores.ROS2_HUMBLE))
             for stamp, data in zip(stamps.tolist(), messages):
                 writer.write(connection, stamp, data)
+        mark(workdir / path.name, SIMULATED_BAG)
         if path.exists():
+            check_output(path, SIMULATED_BAG, flag="bag")  # still ours
             old = workdir / ".old"
             os.replace(path, old)
         os.replace(workdir / path.name, path)

@@ -11,7 +11,6 @@ the recorded effort carries sensor noise. The identified model should come withi
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import numpy as np
 from dynid_ros.config import load_config
 from dynid_ros.errors import ConfigError
 from dynid_ros.identification import IdentificationOptions, StageTimer, identify
+from dynid_ros.output_paths import DEMO, fresh_output_directory
 from dynid_ros.resources import robot_file
 
 ROBOTS = ("panda", "ur5e")
@@ -57,7 +57,7 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
     """Run the demo; returns the summary (also written as ``summary.json``) and the output paths."""
     from dynid_ros import report
     from dynid_ros.bag_io import read_joint_states, write_joint_states
-    from dynid_ros.excitation import build_execution_profile
+    from dynid_ros.excitation.robot_limits import checked_profile, robot_limits
     from dynid_ros.model import load_model, nominal_parameters
     from dynid_ros.results import write_result
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
@@ -65,10 +65,7 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
 
     if robot not in ROBOTS:
         raise ConfigError(f"--robot must be one of {', '.join(ROBOTS)}, not {robot!r}")
-    out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out = fresh_output_directory(out, DEMO)  # an existing directory that is not an earlier demo: refused
     timer = StageTimer()
     urdf = robot_file(robot, "urdf")
     config_path = robot_file(robot, "config")
@@ -101,7 +98,7 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
         with timer.stage(f"simulate_{kind}"):
             sim = Simulator(urdf, truth=truth, seed=seed + step)  # the controller uses the nominal model
             q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
-            profile = build_execution_profile(excitation.trajectory, q_start, cycles=cycles, limits=excitation.limits)
+            profile = checked_profile(excitation, robot_limits(model, config), q_start, cycles)  # the robot's limits
             t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
             series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=progress)
             bags[kind] = write_joint_states(out / "bags" / kind, series)

@@ -1,7 +1,8 @@
 """The result directory of an identification: ``identified.urdf``, ``parameters.yaml``, ``report.json``.
 
 Written atomically: everything goes into a temporary sibling directory that replaces
-``--out`` only when complete, so a failure never leaves a half-written result.
+``--out`` only when complete, so a failure never leaves a half-written result. An existing ``--out``
+is replaced only when it is dynid's own earlier result (:mod:`dynid_ros.output_paths`).
 
 ``report.json`` keys: ``relative_error`` (||tau - tau_hat|| / ||tau|| over all joints and samples
 of the window, Sousa & Cortesão 2014 eq. 84, against the recorded effort), ``relative_error_per_joint``,
@@ -14,15 +15,16 @@ import datetime as dt
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from dynid_ros import __version__
-from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.errors import DataError
 from dynid_ros.identification import IdentificationResult
+from dynid_ros.output_paths import RESULT, check_output, mark
 from dynid_ros.parameters import LINK_PARAMETER_NAMES, inertia_about_com
 
 PARAMETERS_FILE = "parameters.yaml"
@@ -30,21 +32,26 @@ URDF_FILE = "identified.urdf"
 REPORT_FILE = "report.json"
 
 
-def atomic_directory(out: Path, fill: Callable[[Path], None]) -> None:
-    """Create ``out`` with the files ``fill(tmp_dir)`` writes, all or nothing."""
+def atomic_directory(out: Path, fill: Callable[[Path], None], kind: str = RESULT,
+                     inputs: Iterable[str | Path | None] = ()) -> None:
+    """Create ``out`` with the files ``fill(tmp_dir)`` writes and the marker of ``kind``, all or nothing.
+
+    An existing ``out`` is replaced only when it is dynid's own output of ``kind``
+    (:func:`dynid_ros.output_paths.check_output`, which also keeps ``out`` clear of ``inputs``).
+    """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} exists and is not a directory")
+    check_output(out, kind, inputs)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         fill(tmp)
+        mark(tmp, kind)
         if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            out.rename(old)
+            check_output(out, kind)  # still ours
+            holder = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            out.rename(holder / out.name)
             tmp.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
+            shutil.rmtree(holder, ignore_errors=True)
         else:
             tmp.rename(out)
     except BaseException:
@@ -123,9 +130,10 @@ def _finite(value: float) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def write_result(result: IdentificationResult, out: Path) -> list[str]:
+def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str | Path | None] = ()) -> list[str]:
     """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
-    ``report.json`` into ``out``, atomically. Returns warnings."""
+    ``report.json`` into ``out``, atomically; ``out`` must be new or an earlier result, clear of
+    ``inputs`` (the bag, the URDF). Returns warnings."""
     from dynid_ros.urdf_writer import write_identified_urdf
 
     warnings: list[str] = []
@@ -137,7 +145,7 @@ def write_result(result: IdentificationResult, out: Path) -> list[str]:
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
         (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
 
-    atomic_directory(out, fill)
+    atomic_directory(out, fill, RESULT, inputs)
     return warnings
 
 

@@ -1,8 +1,8 @@
 """Executing an excitation on a robot: pre-move checks and the progress state machine.
 
 What ``excitation_node`` does, without ROS: before moving it needs fresh joint states naming every
-joint of the trajectory (:func:`current_positions`), a trajectory within the limits and an approach
-from the current pose (:func:`prepare_profile`); then one :class:`ExcitationRun` tracks the state
+joint of the robot (:func:`current_positions`), and the whole motion from the current pose within the
+robot's own limits (:func:`prepare_profile`); then one :class:`ExcitationRun` tracks the state
 ``idle -> approaching -> running -> done`` (or ``aborted`` from anywhere) and the progress 0..1 that
 the node publishes as JSON on ``~/status`` (:meth:`ExcitationRun.status_json`).
 """
@@ -57,11 +57,12 @@ class ExecutionProfile(Protocol):
 
 
 def current_positions(joints: Sequence[str], names: Sequence[str], positions: Sequence[float],
-                      age_s: float | None, max_age_s: float, topic: str = "/joint_states") -> np.ndarray:
+                      age_s: float | None, max_age_s: float, topic: str = "/joint_states",
+                      whose: str = "the trajectory") -> np.ndarray:
     """Positions of ``joints`` (in that order) from the last JointState, indexed by name.
 
     Args:
-        joints: the trajectory's joints.
+        joints: the joints needed (the trajectory's, or every joint of the robot); ``whose`` says which.
         names, positions: the message's ``name`` and ``position`` fields.
         age_s: seconds since the message arrived, None if none arrived.
         max_age_s: older messages are stale.
@@ -79,7 +80,7 @@ def current_positions(joints: Sequence[str], names: Sequence[str], positions: Se
     index = {name: i for i, name in enumerate(names)}
     missing = [j for j in joints if j not in index]
     if missing:
-        raise DataError(f"{topic} does not name joint(s) {', '.join(missing)} of the trajectory "
+        raise DataError(f"{topic} does not name joint(s) {', '.join(missing)} of {whose} "
                         f"(it names: {', '.join(names) or 'nothing'})")
     q = np.array([float(positions[index[j]]) for j in joints])
     bad = [j for j, v in zip(joints, q) if not math.isfinite(v)]
@@ -88,29 +89,21 @@ def current_positions(joints: Sequence[str], names: Sequence[str], positions: Se
     return q
 
 
-def prepare_profile(excitation: object, q_start: np.ndarray, cycles: int, rate_hz: float) -> ExecutionProfile:
-    """The motion to send: check the excitation, approach it from ``q_start``, check the whole profile.
+def prepare_profile(excitation: object, q_start: np.ndarray, cycles: int, rate_hz: float, robot: object,
+                    held: np.ndarray | None = None) -> ExecutionProfile:
+    """The motion to send: the excitation approached from ``q_start``, checked against the robot's limits.
 
-    ``excitation`` is a loaded trajectory file (``.trajectory``: FourierTrajectory, ``.limits``:
-    ExcitationLimits). Raises TrajectoryError when the file's trajectory, or the approach from the
-    current pose, violates the limits (checked at ``rate_hz``).
+    ``excitation`` is a loaded trajectory file; ``robot`` the robot's limits
+    (:func:`dynid_ros.excitation.robot_limits.robot_limits`), the authority: the file's ``limits:`` only
+    narrow them. ``held``: every robot joint's current position (robot order). Raises TrajectoryError
+    when a trajectory joint is not the robot's, or the profile (approach, periods, hold) violates a
+    limit on the ``rate_hz`` grid (:func:`dynid_ros.excitation.robot_limits.checked_profile`).
     """
-    from dynid_ros.excitation.execution_profile import build_execution_profile
-    from dynid_ros.excitation.limits import check_trajectory_limits
+    from dynid_ros.excitation.robot_limits import checked_profile
 
     if cycles < 1:
         raise TrajectoryError(f"cycles must be >= 1, got {cycles}")
-    limits = excitation.limits
-    check_trajectory_limits(excitation.trajectory, limits, rate_hz)
-    lower, upper = limits.position[:, 0], limits.position[:, 1]
-    outside = np.flatnonzero((q_start < lower) | (q_start > upper))
-    if outside.size:
-        k = int(outside[0])
-        raise TrajectoryError(f"joint {excitation.trajectory.joints[k]} is at {q_start[k]:.4f}, outside the "
-                              f"excitation limits [{lower[k]:.4f}, {upper[k]:.4f}]: move it inside first")
-    profile = build_execution_profile(excitation.trajectory, q_start, cycles, limits)
-    check_trajectory_limits(profile, limits, rate_hz)
-    return profile
+    return checked_profile(excitation, robot, q_start, cycles, rate_hz, held=held)
 
 
 def trajectory_samples(profile: ExecutionProfile, point_rate_hz: float

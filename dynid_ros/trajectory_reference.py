@@ -26,19 +26,25 @@ def segment(t: float, duration: float, p0: tuple[np.ndarray, np.ndarray, np.ndar
     ``order`` 5: quintic matching positions, velocities, accelerations; 3: cubic matching positions and
     velocities; 1: linear in positions.
     """
-    (q0, v0, a0), (q1, v1, a1) = p0, p1
     if duration <= 0.0:
-        return q1.copy(), v1.copy(), a1.copy()
+        return tuple(a.copy() for a in p1)
     s = min(max(t, 0.0), duration)
-    if order == 1:
-        v = (q1 - q0) / duration
-        return q0 + v * s, v, np.zeros_like(q0)
+    return _evaluate(s, coefficients(duration, p0, p1, order))
+
+
+def coefficients(duration: float | np.ndarray, p0: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 p1: tuple[np.ndarray, np.ndarray, np.ndarray], order: int) -> tuple[np.ndarray, ...]:
+    """``c0 .. c5`` of the segment polynomial :func:`segment` evaluates (``duration`` may be a column of durations)."""
+    (q0, v0, a0), (q1, v1, a1) = p0, p1
     T = duration
+    zero = np.zeros_like(q0 * T)
+    if order == 1:
+        return q0, (q1 - q0) / T, zero, zero, zero, zero
     if order == 3:
         c0, c1 = q0, v0
         c2 = (3 * (q1 - q0) - (2 * v0 + v1) * T) / T**2
         c3 = (-2 * (q1 - q0) + (v0 + v1) * T) / T**3
-        c4 = c5 = np.zeros_like(q0)
+        c4 = c5 = zero
     else:
         c0, c1, c2 = q0, v0, 0.5 * a0
         h = q1 - q0 - v0 * T - 0.5 * a0 * T**2
@@ -47,6 +53,11 @@ def segment(t: float, duration: float, p0: tuple[np.ndarray, np.ndarray, np.ndar
         c3 = (10 * h - 4 * dv * T + 0.5 * da * T**2) / T**3
         c4 = (-15 * h + 7 * dv * T - da * T**2) / T**4
         c5 = (6 * h - 3 * dv * T + 0.5 * da * T**2) / T**5
+    return c0, c1, c2, c3, c4, c5
+
+
+def _evaluate(s: float | np.ndarray, c: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    c0, c1, c2, c3, c4, c5 = c
     q = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
     dq = c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))
     ddq = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))
@@ -83,6 +94,23 @@ class TrajectoryReference:
         p0 = (self.q[i], self.dq[i], self.ddq[i])
         p1 = (self.q[i + 1], self.dq[i + 1], self.ddq[i + 1])
         return segment(s - self.times[i], self.times[i + 1] - self.times[i], p0, p1, self.order)
+
+    def sample_many(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`sample` at every time of ``t`` (N,), vectorized: three (N, n) arrays."""
+        s = np.atleast_1d(np.asarray(t, dtype=float)) - self.t0
+        n = len(self.joints)
+        q, dq, ddq = (np.zeros((s.size, n)) for _ in range(3))
+        before, after = s <= self.times[0], s >= self.times[-1]
+        q[before], dq[before], ddq[before] = self.q[0], self.dq[0], self.ddq[0]
+        q[after] = self.q[-1]
+        mid = ~before & ~after
+        if mid.any():
+            i = np.searchsorted(self.times, s[mid], side="right") - 1
+            duration = (self.times[i + 1] - self.times[i])[:, None]
+            c = coefficients(duration, (self.q[i], self.dq[i], self.ddq[i]),
+                             (self.q[i + 1], self.dq[i + 1], self.ddq[i + 1]), self.order)
+            q[mid], dq[mid], ddq[mid] = _evaluate((s[mid] - self.times[i])[:, None], c)
+        return q, dq, ddq
 
     @property
     def end_time(self) -> float:

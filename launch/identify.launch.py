@@ -45,7 +45,7 @@ def launch_nodes(context: object) -> list:
     update_rsp = as_bool(arg("update_robot_state_publisher"))
     nodes = [
         Node(package="dynid_ros", executable="excitation_node", name="excitation_node", output="screen",
-             parameters=[common, given({"trajectory_file": arg("trajectory_file"),
+             parameters=[common, given({"urdf_path": arg("urdf_path"), "trajectory_file": arg("trajectory_file"),
                                         "controller_name": arg("controller_name"), "mode": arg("mode"),
                                         "cycles": arg("cycles")})]),
         Node(package="dynid_ros", executable="recorder_node", name="recorder_node", output="screen",

@@ -211,6 +211,16 @@ def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0,
     return path
 
 
+def robot_limits_of(robot: str = "panda") -> object:
+    """The embedded robot's own limits (its URDF and shipped config), the authority over every motion."""
+    from dynid_ros.config import load_config
+    from dynid_ros.excitation.robot_limits import robot_limits
+    from dynid_ros.model import load_model
+    from dynid_ros.resources import robot_file
+
+    return robot_limits(load_model(urdf=robot_file(robot, "urdf")), load_config(robot_file(robot, "config")))
+
+
 def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: int = 0) -> Path:
     """A bag of the embedded robot (config truth, noise) running a short random excitation once."""
 
@@ -224,7 +234,7 @@ def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: i
     trajectory = load_trajectory(write_test_trajectory(path.with_suffix(".yaml"), robot, period=period, seed=seed))
     section = load_config(robot_file(robot, "config")).get("simulation") or {}
     sim = Simulator(robot_file(robot, "urdf"), truth=GroundTruth.from_config(section))
-    profile = prepare_profile(trajectory, trajectory.limits.position.mean(axis=1), 1, 1000.0)
+    profile = prepare_profile(trajectory, trajectory.limits.position.mean(axis=1), 1, 1000.0, robot_limits_of(robot))
     t, q, dq, ddq = profile.sample_at_rate(1000.0)
     series = simulate_profile(sim, t, q, dq, ddq, progress=False)
     return write_joint_states(path, series)

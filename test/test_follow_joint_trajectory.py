@@ -29,7 +29,7 @@ from dynid_ros.follow_joint_trajectory import (
     tolerances_from_message,
 )
 from dynid_ros.trajectory_execution import ControllerError, prepare_profile
-from ros_helpers import write_test_trajectory
+from ros_helpers import robot_limits_of, write_test_trajectory
 
 builtin_interfaces = pytest.importorskip("builtin_interfaces.msg")
 trajectory_msgs = pytest.importorskip("trajectory_msgs.msg")
@@ -58,7 +58,7 @@ class Goal:
 @pytest.fixture(scope="module")
 def profile(tmp_path_factory):
     excitation = load_trajectory(write_test_trajectory(tmp_path_factory.mktemp("t") / "t.yaml", period=1.0))
-    return prepare_profile(excitation, excitation.limits.position.mean(axis=1), 1, 500.0)
+    return prepare_profile(excitation, excitation.limits.position.mean(axis=1), 1, 500.0, robot_limits_of("panda"))
 
 
 def test_goal_carries_the_profile_and_tolerances(profile):

@@ -32,7 +32,7 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
     nodes = [
         ("sim_node", {"robot": "panda"}),
         ("recorder_node", {"bag_path": str(bag)}),
-        ("excitation_node", {"trajectory_file": str(trajectory), "mode": "topic"}),
+        ("excitation_node", {"robot": "panda", "trajectory_file": str(trajectory), "mode": "topic"}),
         ("identification_node", {"robot": "panda", "bag_path": str(bag), "output_dir": str(out)}),
         ("orchestrator_node", {"settle_time": 0.5}),
     ]

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from dynid_ros.nodes.identification_node import PARAMETERS, IdentificationNode
+from dynid_ros.output_paths import MARKER
 from dynid_ros.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
@@ -50,7 +51,7 @@ def test_identify_publishes_urdf_report_and_writes_files(spinner, bag, tmp_path)
     urdf = Latest(helper, String, "/identification_node/robot_description", status_qos())
     report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
     wait_for(lambda: urdf.messages and report.messages, what="latched URDF and report")
-    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, PARAMETERS_FILE, REPORT_FILE])
+    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER])
     assert urdf.last.data == (out / URDF_FILE).read_text()
     assert report.last == json.loads((out / REPORT_FILE).read_text())
     assert report.last["feasible"] is True and report.last["method"] == "fbpe"
@@ -71,3 +72,21 @@ def test_missing_bag_and_bad_options_fail_clearly(spinner, tmp_path, bag):
     assert call_trigger(helper, "/identification_node/identify").success
     wait_for(lambda: status.last["state"] == "failed" and "method" in status.last["message"], what="bad method")
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_output_dir_of_the_users_or_holding_the_bag_is_refused_and_untouched(spinner, bag, tmp_path):
+    from test_output_paths import tree_digest, user_directory
+
+    foreign = user_directory(tmp_path / "mine")
+    before = tree_digest(foreign), tree_digest(bag.parent)
+    node = spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
+        robot="panda", bag_path=str(bag), output_dir=str(foreign))))
+    helper = spinner.add(Node("helper", context=spinner.context))
+    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
+    response = call_trigger(helper, "/identification_node/identify")
+    assert not response.success and "output_dir" in response.message and "refusing to touch it" in response.message
+    wait_for(lambda: status.last and status.last["state"] == "failed", what="failed")
+    node.set_parameters([rclpy.parameter.Parameter("output_dir", value=str(bag.parent))])
+    response = call_trigger(helper, "/identification_node/identify")
+    assert not response.success and "would replace the input" in response.message
+    assert (tree_digest(foreign), tree_digest(bag.parent)) == before

@@ -30,7 +30,7 @@ def test_aborted_excitation_stops_recording_and_skips_identification(spinner, tm
               for name in ("recorder_node", "excitation_node", "identification_node", "orchestrator_node")}
     spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(bag_path=str(tmp_path / "bag"))))
     spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(
-        trajectory_file=str(trajectory), mode="topic")))
+        robot="panda", trajectory_file=str(trajectory), mode="topic")))
     spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
         robot="panda", bag_path=str(tmp_path / "bag"), output_dir=str(tmp_path / "out"))))
     time.sleep(0.3)

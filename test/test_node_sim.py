@@ -133,8 +133,8 @@ def test_follow_joint_trajectory_server_logic(spinner, panda):
     result = node._execute_goal(handle)
     assert handle.ended == "succeeded" and result.error_code == 0
     np.testing.assert_allclose(node.last_sample.position, q0 + 0.05, atol=0.01)
-    # a path tolerance far below the tracking error of a fast move: aborted with PATH_TOLERANCE_VIOLATED
-    handle = GoalHandle(action_request(panda.joints, q0 + 0.5, 0.2, [(panda.joints[1], 1e-6)]))
+    # a path tolerance far below the tracking error of a move: aborted with PATH_TOLERANCE_VIOLATED
+    handle = GoalHandle(action_request(panda.joints, q0 + 0.2, 0.5, [(panda.joints[1], 1e-6)]))
     result = node._execute_goal(handle)
     assert handle.ended == "aborted" and result.error_code == PATH_TOLERANCE_VIOLATED
     assert panda.joints[1] in result.error_string
@@ -143,6 +143,11 @@ def test_follow_joint_trajectory_server_logic(spinner, panda):
     handle.is_cancel_requested = True
     node._execute_goal(handle)
     assert handle.ended == "canceled"
+    # beyond the robot's limits (URDF range of panda_joint4 ends at -0.0698): aborted before moving
+    handle = GoalHandle(action_request(panda.joints, q0 + 3.5 * (np.arange(7) == 3), 5.0))
+    result = node._execute_goal(handle)
+    assert handle.ended == "aborted" and result.error_code == -1
+    assert "joint panda_joint4: position" in result.error_string and "of the robot" in result.error_string
     # wrong joints: aborted before moving
     handle = GoalHandle(action_request(["x"] * 7, q0, 1.0))
     result = node._execute_goal(handle)

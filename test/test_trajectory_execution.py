@@ -16,7 +16,9 @@ from dynid_ros.trajectory_execution import (
     prepare_profile,
     trajectory_samples,
 )
-from ros_helpers import write_test_trajectory
+from ros_helpers import robot_limits_of, write_test_trajectory
+
+PANDA = robot_limits_of("panda")
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def test_bad_joint_states_are_refused(names, positions, age, match):
 
 def test_profile_approaches_from_the_current_pose(excitation):
     q_now = excitation.limits.position.mean(axis=1) + 0.1
-    profile = prepare_profile(excitation, q_now, cycles=2, rate_hz=500.0)
+    profile = prepare_profile(excitation, q_now, 2, 500.0, PANDA)
     q, dq, _ = profile.sample(np.array([0.0]))
     np.testing.assert_allclose(q[0], q_now)
     np.testing.assert_allclose(dq[0], 0.0)
@@ -66,13 +68,13 @@ def test_profile_approaches_from_the_current_pose(excitation):
 def test_start_outside_the_limits_and_bad_files_are_refused(excitation, tmp_path):
     q_now = excitation.limits.position[:, 1] + 0.2
     with pytest.raises(TrajectoryError, match="outside the excitation limits"):
-        prepare_profile(excitation, q_now, 1, 500.0)
+        prepare_profile(excitation, q_now, 1, 500.0, PANDA)
     with pytest.raises(TrajectoryError, match="cycles must be >= 1"):
-        prepare_profile(excitation, excitation.limits.position.mean(axis=1), 0, 500.0)
+        prepare_profile(excitation, excitation.limits.position.mean(axis=1), 0, 500.0, PANDA)
 
 
 def test_run_goes_idle_approaching_running_done(excitation):
-    profile = prepare_profile(excitation, excitation.limits.position.mean(axis=1), 1, 500.0)
+    profile = prepare_profile(excitation, excitation.limits.position.mean(axis=1), 1, 500.0, PANDA)
     run = ExcitationRun()
     assert run.status()["state"] == "idle"
     run.start(profile, t_now=100.0)

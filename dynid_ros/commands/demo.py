@@ -13,7 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dynid_ros.demo import ROBOTS
 
     parser.add_argument("--robot", choices=ROBOTS, default="panda", help="embedded robot (default panda)")
-    parser.add_argument("--out", default="demo_out", help="output directory (default demo_out/, replaced)")
+    parser.add_argument("--out", default="demo_out",
+                        help="output directory (default demo_out/); an earlier demo there is replaced, any other "
+                        "existing directory is refused")
     parser.add_argument("--optimize", action="store_true",
                         help="optimize the excitation trajectories instead of using the shipped ones")
     parser.add_argument("--time-budget", type=float, default=60.0, help="optimizer budget per trajectory [s]")

@@ -25,12 +25,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--objective", choices=("cond", "logdet"), default=None,
                         help="minimize the condition number (default) or maximize log det (D-optimality)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--out", required=True, help="trajectory file to write (YAML)")
+    parser.add_argument("--out", required=True, help="trajectory file to write (YAML; an existing file is "
+                        "overwritten only when it is a trajectory file)")
 
 
 def run(args: argparse.Namespace) -> int:
     from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
     from dynid_ros.model import load_model
+    from dynid_ros.output_paths import check_output_file
+
+    check_output_file(args.out, (args.urdf, args.dh, args.config))  # only a trajectory file is overwritten
 
     section = config_section(args.config, "excitation")
     options = ExcitationOptions.from_config(

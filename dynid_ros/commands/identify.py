@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")
     parser.add_argument("--config", default=None, help="robot config YAML (section 'identification')")
-    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--out", required=True, help="output directory: new, or an earlier result (rewritten); "
+                        "never an existing directory of anything else, nor one holding the bag or URDF")
 
 
 def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
@@ -60,16 +61,19 @@ def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
 
 def run(args: argparse.Namespace) -> int:
     from dynid_ros.bag_io import read_joint_states
+    from dynid_ros.output_paths import RESULT, check_output
     from dynid_ros.results import write_result
 
     options = options_from_args(args)
     options.check()
+    inputs = (args.bag, args.urdf, args.dh, args.config)
+    check_output(args.out, RESULT, inputs)  # before any work
     timer = StageTimer()
     with timer.stage("read_bag"):
         series = read_joint_states(args.bag, topic=options.topic)
     result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
     with timer.stage("write"):
-        warnings = write_result(result, Path(args.out))
+        warnings = write_result(result, Path(args.out), inputs)
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
         print(f"warning: {warning}")
     masses = [result.delta[result.layout.link_slice(k)][0] for k in range(len(result.layout.links))]

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on top of it, the controller uses it as its nominal model")
     add_xacro_argument(parser)
     parser.add_argument("--trajectory", required=True, help="excitation trajectory file (dynid excite)")
-    parser.add_argument("--bag", required=True, help="output rosbag2 directory (must not exist)")
+    parser.add_argument("--bag", required=True, help="output rosbag2 directory: new, or a bag dynid simulate wrote "
+                        "(rewritten); never an existing directory of anything else")
     parser.add_argument("--cycles", type=int, default=None, help="periods of the excitation (default 1)")
     parser.add_argument("--noise", type=float, default=None,
                         help="torque sensor noise standard deviation [N m] (default: the config's, else 0)")
@@ -42,30 +40,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dynid_ros.bag_io import write_joint_states
     from dynid_ros.config import config_section
-    from dynid_ros.excitation import build_execution_profile, load_trajectory
+    from dynid_ros.excitation import load_trajectory
+    from dynid_ros.excitation.robot_limits import checked_profile, robot_limits
+    from dynid_ros.output_paths import SIMULATED_BAG, TRUTH, check_output
     from dynid_ros.sim import Simulator, simulate_profile
 
     if args.noise is not None and not args.noise >= 0:
         raise ConfigError(f"--noise must be >= 0, got {args.noise}")
-    bag = Path(args.bag)
-    if bag.exists():
-        raise ConfigError(f"{bag} exists already: choose a new --bag")
+    inputs = (args.urdf, args.trajectory, args.config)
+    bag = check_output(args.bag, SIMULATED_BAG, inputs, flag="--bag")
+    if args.truth_out:
+        truth_out = check_output(args.truth_out, TRUTH, (*inputs, args.bag), flag="--truth-out")
+        if truth_out in bag.parents:
+            raise ConfigError(f"--bag {args.bag} is inside --truth-out {args.truth_out}: choose separate paths")
     section = config_section(args.config, "simulation")
     cycles = args.cycles if args.cycles is not None else section.get("cycles", 1)
     excitation = load_trajectory(args.trajectory)
     started = time.perf_counter()
     sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise,
                                 joints=excitation.trajectory.joints, xacro_args=args.xacro_arg)
+    robot = robot_limits(sim.model, config_section(args.config, "excitation"), source=args.urdf)
     trajectory = excitation.trajectory
+    robot.indices(trajectory.joints)  # a joint the robot does not have: refused
     if tuple(trajectory.joints) != tuple(sim.joints):
         raise TrajectoryError(f"{args.trajectory}: joints {', '.join(trajectory.joints)} differ from the robot's "
                               f"{', '.join(sim.joints)} (same names in the same order needed)")
     q_start = _start_position(section.get("start"), trajectory, len(sim.joints))
-    profile = build_execution_profile(trajectory, q_start, cycles=cycles, limits=excitation.limits)
+    try:  # the robot's own limits are the authority, checked on the whole motion at 1 kHz
+        profile = checked_profile(excitation, robot, q_start, cycles)
+    except TrajectoryError as err:
+        raise TrajectoryError(f"{args.trajectory}: {err}") from err
     t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
     series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=args.progress)
     simulated = time.perf_counter() - started
-    write_joint_states(bag, series, topic=args.topic, storage=args.storage)
+    write_joint_states(bag, series, topic=args.topic, storage=args.storage, overwrite=True)
     if args.truth_out:
         _write_truth(sim, Path(args.truth_out))
     info = series.info
@@ -96,6 +104,9 @@ def _write_truth(sim: object, out: Path) -> None:
     """``truth.urdf`` and ``truth.yaml`` (the true parameter vector, dynid_ros.parameters layout), atomically."""
     import yaml
 
+    from dynid_ros.output_paths import TRUTH
+    from dynid_ros.results import atomic_directory
+
     layout = sim.model.layout_for(("viscous", "coulomb", "offset"), armature=True)
     delta = sim.truth.parameter_vector(sim.model, layout)
     values = sim.truth.joint_values(sim.model)
@@ -105,13 +116,9 @@ def _write_truth(sim: object, out: Path) -> None:
         "sensor": {"noise": values["noise"].tolist(), "bias": values["bias"].tolist()},
         "truth": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(sim.truth).items()},
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def fill(work: Path) -> None:
         sim.write_truth_urdf(work / "truth.urdf")
         (work / "truth.yaml").write_text(yaml.safe_dump(content, sort_keys=False))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(work, out)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+
+    atomic_directory(out, fill, TRUTH)

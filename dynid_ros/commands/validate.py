@@ -15,14 +15,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", default=None, help="JointState topic (default: the one used to identify)")
     parser.add_argument("--start", type=float, default=None, help="window start, seconds from the first message")
     parser.add_argument("--end", type=float, default=None, help="window end, seconds from the first message")
-    parser.add_argument("--report", required=True, help="report JSON to write")
+    parser.add_argument("--report", required=True, help="report JSON to write (an existing file is overwritten only "
+                        "when it is a validation report)")
 
 
 def run(args: argparse.Namespace) -> int:
     from dynid_ros.bag_io import read_joint_states
+    from dynid_ros.output_paths import check_output_file, is_validation_report
     from dynid_ros.results import load_parameters
     from dynid_ros.validation import validate, write_report
 
+    check_output_file(args.report, (args.result, args.bag), "--report", is_validation_report, "validation report")
     parameters = load_parameters(Path(args.result))
     topic = args.topic or parameters["options"].get("topic") or "/joint_states"
     series = read_joint_states(args.bag, topic=topic)

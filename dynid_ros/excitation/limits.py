@@ -203,26 +203,38 @@ def check_trajectory_limits(trajectory: FourierTrajectory | _Sampled, limits: Ex
     Raises:
         TrajectoryError: naming the joint, quantity, time and value of the first violation found.
     """
+    if not rate_hz > 0:
+        raise TrajectoryError(f"check rate must be positive, got {rate_hz}")
     joints = tuple(trajectory.joints)
     if len(joints) != limits.n_dof:
         raise TrajectoryError(f"trajectory has {len(joints)} joints but the limits have {limits.n_dof}")
-    if not rate_hz > 0:
-        raise TrajectoryError(f"check rate must be positive, got {rate_hz}")
     t, q, dq, ddq = sample_trajectory(trajectory, rate_hz)
-    lower, upper = limits.position[:, 0], limits.position[:, 1]
-    half = 0.5 * (upper - lower)
-    slack = TOLERANCE * np.maximum(np.abs(limits.position).max(axis=1), 1.0)
-    _raise_on_violation(joints, t, q, q < lower - slack, "position", lower, upper)
-    _raise_on_violation(joints, t, q, q > upper + slack, "position", lower, upper)
-    distance = np.minimum(q - lower, upper - q)
-    fractions = {"position": distance / half}
-    quantities = [("velocity", dq, limits.velocity), ("acceleration", ddq, limits.acceleration)]
+    torques = None
     if limits.effort is not None and model is not None:
         from dynid_ros.excitation.torques import nominal_torques
 
-        quantities.append(("effort", nominal_torques(model, q, dq, ddq), limits.effort))
+        torques = nominal_torques(model, q, dq, ddq)
+    return check_sampled_limits(joints, t, q, dq, ddq, limits, torques)
+
+
+def check_sampled_limits(joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                         limits: ExcitationLimits, torques: np.ndarray | None = None, source: str = "") -> dict:
+    """:func:`check_trajectory_limits` on samples ``(t, q, dq, ddq)`` (and ``torques``, checked against
+    ``limits.effort`` where that is finite); ``source`` names whose limits these are in the message."""
+    joints = tuple(joints)
+    if len(joints) != limits.n_dof:
+        raise TrajectoryError(f"trajectory has {len(joints)} joints but the limits have {limits.n_dof}")
+    lower, upper = limits.position[:, 0], limits.position[:, 1]
+    half = 0.5 * (upper - lower)
+    slack = TOLERANCE * np.maximum(np.abs(limits.position).max(axis=1), 1.0)
+    _raise_on_violation(joints, t, q, (q < lower - slack) | (q > upper + slack), "position", lower, upper, source)
+    distance = np.minimum(q - lower, upper - q)
+    fractions = {"position": distance / half}
+    quantities = [("velocity", dq, limits.velocity), ("acceleration", ddq, limits.acceleration)]
+    if limits.effort is not None and torques is not None:
+        quantities.append(("effort", torques, limits.effort))
     for name, value, bound in quantities:
-        _raise_on_violation(joints, t, value, np.abs(value) > bound * (1 + TOLERANCE), name, -bound, bound)
+        _raise_on_violation(joints, t, value, np.abs(value) > bound * (1 + TOLERANCE), name, -bound, bound, source)
         fractions[name] = 1.0 - np.abs(value) / bound
     margins: dict = {name: float(f.min()) for name, f in fractions.items()}
     margins["position_rad"] = float(distance.min())
@@ -233,9 +245,9 @@ def check_trajectory_limits(trajectory: FourierTrajectory | _Sampled, limits: Ex
 
 
 def _raise_on_violation(joints: tuple[str, ...], t: np.ndarray, value: np.ndarray, bad: np.ndarray, name: str,
-                        lower: np.ndarray, upper: np.ndarray) -> None:
+                        lower: np.ndarray, upper: np.ndarray, source: str = "") -> None:
     if not bad.any():
         return
     s, k = np.argwhere(bad)[0]
     raise TrajectoryError(f"joint {joints[k]}: {name} {value[s, k]:.6g} at t = {t[s]:.3f} s is outside the "
-                          f"limits [{lower[k]:.6g}, {upper[k]:.6g}]")
+                          f"limits [{lower[k]:.6g}, {upper[k]:.6g}]" + (f" of {source}" if source else ""))

@@ -11,10 +11,12 @@ Format::
     period_s: 10.0
     condition_number: 41.2
     limits: {position: [[lo, hi], ...], velocity: [...], acceleration: [...], effort: [...] (optional)}
+                          # optional: the limits the optimizer used (a record; they may only narrow the robot's)
     info: {...}           # optional: how it was made (seed, objective, timings)
 
-:func:`load_trajectory` checks the trajectory against the limits in the file on a 1 kHz grid and
-that it starts and ends at rest; a file that fails is rejected.
+:func:`load_trajectory` checks that the trajectory starts and ends at rest and, when the file has
+``limits:``, that it respects them on a 1 kHz grid; a file that fails is rejected. The robot's own
+limits are the authority wherever the trajectory runs: :func:`dynid_ros.excitation.robot_limits.checked_profile`.
 """
 
 from __future__ import annotations
@@ -40,20 +42,20 @@ class ExcitationTrajectory:
     """An excitation trajectory with the limits it was checked against.
 
     Attributes:
-        trajectory: the Fourier coefficients; limits: as checked (margins applied);
+        trajectory: the Fourier coefficients; limits: as checked (margins applied), None when the file has none;
         condition_number: of the base regressor over one period
             (:func:`dynid_ros.excitation.optimizer.excitation_condition_number`);
         info: free-form metadata (seed, objective, margins found, timings).
     """
 
     trajectory: FourierTrajectory
-    limits: ExcitationLimits
+    limits: ExcitationLimits | None
     condition_number: float
     info: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         tr = self.trajectory
-        return {
+        out = {
             "joints": list(tr.joints),
             "wf": float(tr.wf),
             "harmonics": tr.harmonics,
@@ -62,9 +64,12 @@ class ExcitationTrajectory:
             "b": tr.b.tolist(),
             "period_s": float(tr.period),
             "condition_number": float(self.condition_number),
-            "limits": self.limits.to_dict(),
+            "limits": self.limits.to_dict() if self.limits is not None else None,
             "info": _plain(self.info),
         }
+        if out["limits"] is None:
+            del out["limits"]
+        return out
 
 
 def _plain(value: object) -> object:
@@ -118,17 +123,18 @@ def load_trajectory(path: str | Path) -> ExcitationTrajectory:
 def _from_dict(content: object) -> ExcitationTrajectory:
     if not isinstance(content, dict):
         raise TrajectoryError("a trajectory file must be a mapping")
-    missing = [k for k in ("joints", "wf", "q0", "a", "b", "limits") if k not in content]
+    missing = [k for k in ("joints", "wf", "q0", "a", "b") if k not in content]
     if missing:
         raise TrajectoryError(f"missing field(s) {', '.join(missing)}")
-    limits_in = content["limits"]
-    if not isinstance(limits_in, dict) or any(k not in limits_in for k in ("position", "velocity", "acceleration")):
+    limits_in = content.get("limits")
+    if limits_in is not None and (not isinstance(limits_in, dict)
+                                  or any(k not in limits_in for k in ("position", "velocity", "acceleration"))):
         raise TrajectoryError("limits must have position, velocity and acceleration")
     try:
         trajectory = FourierTrajectory(tuple(content["joints"]), float(content["wf"]), content["q0"],
                                        content["a"], content["b"])
-        limits = ExcitationLimits(limits_in["position"], limits_in["velocity"], limits_in["acceleration"],
-                                  limits_in.get("effort"))
+        limits = None if limits_in is None else ExcitationLimits(
+            limits_in["position"], limits_in["velocity"], limits_in["acceleration"], limits_in.get("effort"))
     except (TypeError, ValueError) as err:
         raise TrajectoryError(f"malformed numbers: {err}") from err
     if "harmonics" in content and content["harmonics"] != trajectory.harmonics:
@@ -136,7 +142,8 @@ def _from_dict(content: object) -> ExcitationTrajectory:
     if "period_s" in content and not np.isclose(float(content["period_s"]), trajectory.period, rtol=1e-6):
         raise TrajectoryError(f"period_s {content['period_s']} does not match wf (2 pi / wf = {trajectory.period:.6g})")
     check_rest(trajectory)
-    check_trajectory_limits(trajectory, limits, CHECK_RATE_HZ)
+    if limits is not None:
+        check_trajectory_limits(trajectory, limits, CHECK_RATE_HZ)
     info = content.get("info") or {}
     if not isinstance(info, dict):
         raise TrajectoryError("info must be a mapping")

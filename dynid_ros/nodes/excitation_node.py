@@ -3,6 +3,9 @@
 ROS interface:
 
 Parameters:
+    urdf_path (str) or robot_description (str, URDF text): the robot ('' both: the config's ``robot.urdf``).
+        Its limits (URDF position, velocity, effort; the config's ``excitation:`` margins and accelerations)
+        are the authority: the trajectory file's ``limits:`` can only narrow them.
     trajectory_file (str): excitation trajectory YAML (``dynid excite`` output; relative paths are also
         looked up in the package, e.g. ``data/trajectories/panda_identification.yaml``).
     controller_name (str): ``joint_trajectory_controller``.
@@ -19,7 +22,7 @@ Parameters:
     settle_time (double): topic/stream mode: ``done`` this long after the profile's end (0.2 s).
     path_tolerance, goal_tolerance (double): action mode, per-joint position tolerances (0: the
         controller's); goal_time_tolerance (double): 0.5 s.
-    check_rate_hz (double): rate of the limit check (1000).
+    check_rate_hz (double): rate of the limit check (1000; never less).
 
 Services:
     ``~/start``, ``~/stop`` (std_srvs/Trigger). ``~/start`` answers at once: refused (with the reason)
@@ -34,9 +37,11 @@ Publishes:
 Subscribes:
     ``joint_states_topic`` (sensor_msgs/JointState), indexed by joint name.
 
-Before moving, every check passes or nothing moves: the trajectory file within its limits, fresh joint
-states naming every joint of the trajectory, the approach from the current pose within the limits, a
-reachable controller. Nothing blocks the executor: waiting is done by timers, the action by futures.
+Before moving, every check passes or nothing moves: every trajectory joint is a joint of the robot,
+fresh joint states name every joint of the robot, the whole motion from the current pose (approach,
+periods, hold) is within the robot's limits on a 1 kHz grid
+(:func:`dynid_ros.excitation.robot_limits.check_motion`), a reachable controller. Nothing blocks the
+executor: waiting is done by timers, the action by futures.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from dynid_ros.nodes.common import (
     json_message,
     latched_qos,
     resolve_file,
+    robot_urdf,
     run,
     trigger_service,
 )
@@ -76,6 +82,8 @@ RESULT_GRACE_S = 10.0
 """Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
 
 PARAMETERS = (
+    Param("urdf_path", "", "robot URDF file ('' and no robot_description: the config's robot.urdf)"),
+    Param("robot_description", "", "robot URDF text (instead of urdf_path)"),
     Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
     Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
     Param("mode", "action", "action (FollowJointTrajectory) | topic (JointTrajectory) | stream (Float64MultiArray)"),
@@ -110,6 +118,7 @@ class ExcitationNode(Node):
         self._last_state: tuple[list[str], list[float], float] | None = None
         self._profile_joints: tuple[str, ...] = ()
         self._trajectory_cache: tuple | None = None
+        self._robot_limits = None
         self._pending: dict | None = None
         self._stream_timer = None
         self._action_client = None
@@ -126,8 +135,9 @@ class ExcitationNode(Node):
         self.create_timer(0.1, self._tick)
         self._publish_status()
         if p["trajectory_file"]:
-            try:  # check the file early (and import the excitation code) so that ~/start is quick
+            try:  # check the file and the robot early (and import the excitation code) so that ~/start is quick
                 self._load_trajectory()
+                self._robot()
             except DynidError as err:
                 self.get_logger().error(f"trajectory_file: {err}")
         if p["autostart"]:
@@ -153,10 +163,13 @@ class ExcitationNode(Node):
         timed_out = now >= pending["deadline"]
         try:
             excitation = self._load_trajectory()
+            robot = self._robot()
+            moved = robot.indices(excitation.trajectory.joints)  # a joint the robot lacks: refused
             if pending["wait_for_states"] and not timed_out and self._states_missing_or_stale(now):
                 return True, "waiting for joint states"
-            q_now = self._current_positions(excitation.trajectory.joints, now)
-            profile = prepare_profile(excitation, q_now, self.params["cycles"], self.params["check_rate_hz"])
+            q_robot = self._current_positions(robot.joints, now)  # every robot joint, or refused
+            profile = prepare_profile(excitation, q_robot[moved], self.params["cycles"],
+                                      max(self.params["check_rate_hz"], 1000.0), robot, held=q_robot)
             problem = self._controller_problem()
             if problem is not None:
                 if not timed_out:
@@ -183,6 +196,17 @@ class ExcitationNode(Node):
         self._profile_joints = excitation.trajectory.joints
         return excitation
 
+    def _robot(self) -> object:
+        """The robot's limits (URDF + config), loaded once."""
+        if self._robot_limits is None:
+            from dynid_ros.excitation.robot_limits import robot_limits
+            from dynid_ros.model import load_model
+
+            urdf = robot_urdf(self.params)
+            source = "robot_description" if self.params["robot_description"] else str(urdf)
+            self._robot_limits = robot_limits(load_model(urdf=urdf), self.params["_config"], source=source)
+        return self._robot_limits
+
     def _states_missing_or_stale(self, now: float) -> bool:
         if self._last_state is None:
             return True
@@ -192,10 +216,10 @@ class ExcitationNode(Node):
         state = self._last_state
         if state is None:
             return current_positions(joints, [], [], None, self.params["state_timeout"],
-                                     self.params["joint_states_topic"])
+                                     self.params["joint_states_topic"], "the robot")
         names, positions, received = state
         return current_positions(joints, names, positions, max(now - received, 0.0),
-                                 self.params["state_timeout"], self.params["joint_states_topic"])
+                                 self.params["state_timeout"], self.params["joint_states_topic"], "the robot")
 
     def _controller_problem(self) -> str | None:
         mode = self.params["mode"]

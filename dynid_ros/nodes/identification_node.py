@@ -24,7 +24,8 @@ Publishes (std_msgs/String, reliable, transient local, depth 1):
     ``~/robot_description``: the identified URDF. ``~/report``: ``report.json`` of ``dynid identify``.
     ``~/status``: JSON ``{"state": idle|running|done|failed, "message", "output_dir"}``.
 
-Writes the same files as ``dynid identify`` into ``output_dir``, atomically.
+Writes the same files as ``dynid identify`` into ``output_dir``, atomically; an existing ``output_dir``
+that is not an earlier identification result (or that holds the bag) is refused and left untouched.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from dynid_ros.nodes.common import (
     trigger_service,
     xacro_args,
 )
+from dynid_ros.output_paths import RESULT, check_output
 
 NAME = "identification_node"
 
@@ -109,7 +111,11 @@ class IdentificationNode(Node):
                 self._set_state("failed", message)
                 return False, message
             out = self.get_parameter("output_dir").value or time.strftime("dynid_result_%Y%m%d_%H%M%S")
-            self.output_dir = str(Path(out).expanduser().resolve())
+            try:  # an existing directory that is not an earlier result, or one holding the bag: refused
+                self.output_dir = str(check_output(out, RESULT, (bag, self.urdf), flag="output_dir"))
+            except DynidError as err:
+                self._set_state("failed", str(err))
+                return False, str(err)
             self._set_state("running", f"identifying from {bag}")
             self._worker = threading.Thread(target=self._run, args=(Path(bag).expanduser(), Path(self.output_dir)),
                                             name="identification", daemon=True)
@@ -148,7 +154,7 @@ class IdentificationNode(Node):
                 series = read_joint_states(bag, topic=options.topic)
             result = identify(series, options, urdf=self.urdf, timer=timer, xacro_args=xacro_args(self.params))
             with timer.stage("write"):
-                write_result(result, out)
+                write_result(result, out, (bag, self.urdf))
             report_text = (out / REPORT_FILE).read_text()  # exactly the file, timings included
             urdf_text = (out / URDF_FILE).read_text() if (out / URDF_FILE).exists() else ""
         except DynidError as err:

@@ -37,6 +37,7 @@ from rclpy.node import Node
 
 from dynid_ros.errors import DynidError
 from dynid_ros.nodes.common import Param, declare_parameters, json_message, latched_qos, run, trigger_service
+from dynid_ros.output_paths import require_absent
 
 NAME = "recorder_node"
 
@@ -139,9 +140,10 @@ class RecorderNode(Node):
         if self.state in ("waiting", "recording"):
             return False, f"already {self.state} ({self.bag_path})"
         path = self.params["bag_path"] or time.strftime("dynid_bag_%Y%m%d_%H%M%S")
-        self.bag_path = Path(path).expanduser().resolve()
-        if self.bag_path.exists():
-            return self._fail(f"bag_path {self.bag_path} already exists: choose another path or remove it")
+        try:  # a recording is never rewritten: an existing path is refused and left untouched
+            self.bag_path = require_absent(path, "bag_path")
+        except DynidError as err:
+            return self._fail(str(err))
         self._wait_deadline = time.monotonic() + self.params["discovery_timeout"]
         if self._try_open():
             return True, f"recording {', '.join(self.params['topics'])} to {self.bag_path}"

@@ -25,7 +25,9 @@ Subscribes:
     ``/<controller_name>/joint_trajectory`` (trajectory_msgs/JointTrajectory), followed like
     ros2_control's joint_trajectory_controller (:mod:`dynid_ros.trajectory_reference`): times from the
     header stamp (zero: on receipt), quintic/cubic/linear interpolation, a new trajectory replaces the
-    old one, an empty one holds the current position; joints must be exactly the robot's.
+    old one, an empty one holds the current position; joints must be exactly the robot's. A trajectory
+    whose reference leaves the robot's limits (URDF + the config's ``excitation:`` margins and
+    accelerations, checked at 1 kHz by :func:`dynid_ros.excitation.robot_limits.check_motion`) is refused.
 
 Action server (when control_msgs is importable):
     ``/<controller_name>/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory), with path and
@@ -78,6 +80,7 @@ class SimNode(Node):
             raise ConfigError(f"rate_hz must be positive, got {p['rate_hz']}")
         self.sim = self._make_simulator()
         self.joints = tuple(self.sim.joints)
+        self.robot = self._robot_limits()
         q0 = self._initial_positions()
         self.sim.reset(q0)
         self._lock = threading.Lock()
@@ -115,6 +118,13 @@ class SimNode(Node):
         gains = Gains.from_config(section.get("controller"))
         return Simulator(urdf, truth=truth, timestep=1.0 / p["rate_hz"], seed=truth.seed, gains=gains,
                          xacro_args=xacro_args(p))
+
+    def _robot_limits(self) -> object:
+        from dynid_ros.excitation.robot_limits import robot_limits
+
+        p = self.params
+        source = "robot_description" if p["robot_description"] else str(self.sim.model.urdf_path)
+        return robot_limits(self.sim.model, p["_config"], source=source)
 
     def _initial_positions(self) -> np.ndarray:
         given = [float(v) for v in self.params["initial_positions"]]
@@ -162,13 +172,21 @@ class SimNode(Node):
         return None if ns == 0 else (ns - self._stamp0_ns) * 1e-9
 
     def set_trajectory(self, msg: JointTrajectory) -> None:
-        """Replace the reference by ``msg`` (TrajectoryError when it does not fit this robot)."""
-        with self._lock:
-            points = msg.points
-            self.reference = self.reference.replace(
-                self.sim.time, self._sim_time_of(msg.header.stamp), msg.joint_names,
+        """Replace the reference by ``msg`` (TrajectoryError when it does not fit this robot or its limits)."""
+        from dynid_ros.excitation.robot_limits import CHECK_RATE_HZ, check_motion
+
+        points = msg.points
+        args = (self._sim_time_of(msg.header.stamp), msg.joint_names,
                 [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points],
                 [p.positions for p in points], [p.velocities for p in points], [p.accelerations for p in points])
+        with self._lock:
+            now = self.sim.time
+            candidate = self.reference.replace(now, *args)
+        # checked off the lock (the simulation keeps running): the reference from now to its end, at 1 kHz
+        t = np.append(np.arange(now, candidate.end_time, 1.0 / CHECK_RATE_HZ), max(candidate.end_time, now))
+        check_motion(self.robot, self.joints, t, *candidate.sample_many(t))
+        with self._lock:
+            self.reference = self.reference.replace(self.sim.time, *args)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         try:
