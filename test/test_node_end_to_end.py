@@ -5,7 +5,8 @@ in pinocchio and is physically consistent."""
 
 import json
 
-import pytest
+from rclpy.node import Node
+from std_msgs.msg import String
 
 from ros_helpers import (
     Latest,
@@ -15,12 +16,6 @@ from ros_helpers import (
     wait_for,
     write_test_trajectory,
 )
-
-rclpy = pytest.importorskip("rclpy")
-pytest.importorskip("dynid_ros.estimators", reason="needs the estimation helper's dynid_ros/estimators.py")
-pytest.importorskip("dynid_ros.feasibility", reason="needs the estimation helper's dynid_ros/feasibility.py")
-from rclpy.node import Node  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 
 def test_sim_excite_record_identify_publish(spinner, tmp_path):

@@ -3,19 +3,16 @@
 import time
 
 import numpy as np
-import pytest
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.nodes.excitation_node import ExcitationNode
 from dynid_ros.nodes.identification_node import IdentificationNode
 from dynid_ros.nodes.orchestrator_node import OrchestratorNode
 from dynid_ros.nodes.recorder_node import RecorderNode
 from ros_helpers import Latest, params, status_qos, wait_for, write_test_trajectory
-
-rclpy = pytest.importorskip("rclpy")
-from rclpy.node import Node  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 
 def test_aborted_excitation_stops_recording_and_skips_identification(spinner, tmp_path):

@@ -4,16 +4,14 @@ import json
 import time
 
 import pytest
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 
 from dynid_ros.bag_io import bag_info, read_joint_states
 from dynid_ros.nodes.recorder_node import PARAMETERS, RecorderNode
 from ros_helpers import Latest, call_trigger, params, status_qos, wait_for
-
-rclpy = pytest.importorskip("rclpy")
-from rclpy.node import Node  # noqa: E402
-from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 
 def publish_states(publisher, count, start=0):
