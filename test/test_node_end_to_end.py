@@ -34,7 +34,7 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
     processes = [node_process(name, values, tmp_path / f"{name}.log") for name, values in nodes]
     running = [p.__enter__() for p in processes]
     try:
-        wait_for(lambda: (orchestrator.last or {}).get("state") in ("done", "failed")
+        wait_for(lambda: (orchestrator.last or {}).get("state") in ("done", "aborted")
                  or any(p.poll() is not None for p in running), timeout=120, what="the end of the run")
         wait_for(lambda: urdf.messages or (orchestrator.last or {}).get("state") != "done", what="identified URDF")
     finally:
