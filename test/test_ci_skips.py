@@ -84,7 +84,7 @@ def test_in_ci_a_module_skipped_at_import_fails(tmp_path):
 
 def test_ci_script_sets_ci_and_the_data_beside_the_repository():
     script = (ROOT / ".ci" / "run").read_text()
-    assert "export CI=true" in script
+    assert "set -euo pipefail" in script and "export CI=true" in script  # pytest exit 5 (no tests) fails the script
     assert "../shared/data/panda_gaz2019" in script and "export DYNID_PANDA_DATA" in script
     assert script.rstrip().endswith("pip install -e '.[test]' && python -m pytest")
     assert "pip install -e '.[test]' && python -m pytest" in (ROOT / "README.md").read_text()
