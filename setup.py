@@ -30,7 +30,7 @@ setup(
         "cvxpy",
         "clarabel",
         "scs",
-        "rosbags>=0.10",
+        "rosbags>=0.11.9,<0.12",  # bag_recorder uses private writer attributes (checked at start-up): verified 0.11.9
         "pin",
         "mujoco",
         "xacro",

@@ -3,7 +3,7 @@
 The chain is a modified-DH arm built here (alternating twists, 0.1-0.3 m links), with viscous,
 Coulomb and offset friction and armature per joint, random fully consistent link inertias,
 a random Fourier trajectory (Sousa & Cortesão 2014 eq. 78) and torque noise. The Panda case is the real run
-of Gaz et al. 2019 (``../shared/data/panda_gaz2019``) through the default processing. Each case solves
+of Gaz et al. 2019 (directory named by env ``DYNID_PANDA_DATA``) through the default processing. Each case solves
 FBPE with Clarabel, full consistency, with and without the nominal prior; solver times are the
 cvxpy solve calls, wall times include building the problems and the QR compression.
 

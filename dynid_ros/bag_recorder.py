@@ -113,6 +113,25 @@ class BagRecorder:
         if self._writer.storage is not None:
             self._writer.close()
 
+    def abandon(self) -> None:
+        """Release the bag's file without finishing it, after a write failed (disk full, file removed...).
+
+        The file is left as a killed recorder leaves it: everything flushed before stays, and
+        ``repair_bag`` makes it readable. Errors while releasing are expected here (the disk that
+        failed the write fails the release too) and change nothing on disk, so they are not raised.
+        """
+        storage, self._writer.storage = self._writer.storage, None
+        if storage is None:
+            return
+        try:
+            if self.storage == "sqlite3":
+                storage.conn.rollback()  # the open transaction; what was committed stays
+                storage.conn.close()
+            else:
+                storage.bio.close()
+        except (OSError, sqlite3.Error):
+            pass
+
     def __enter__(self) -> BagRecorder:
         return self
 

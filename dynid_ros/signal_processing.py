@@ -8,7 +8,7 @@ differences, trims the filter transients at both ends and decimates. The kept sa
 is the recorded effort itself, unfiltered and not interpolated: the reference of the relative
 error (Sousa & Cortesão 2014 eq. 84 and Table 8).
 
-Defaults were chosen on the real Panda run (``../shared/data/panda_gaz2019``): OLS on the base
+Defaults were chosen on the real Panda run of Gaz et al. 2019: OLS on the base
 regressor of the first 70 %, relative error on the last 30 % against the raw torque (see
 ``ProcessingOptions``).
 """

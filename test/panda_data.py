@@ -1,7 +1,14 @@
-"""The real Panda excitation run of Gaz et al. 2019 (``../shared/data/panda_gaz2019``) as joint states or a bag."""
+"""The real Panda excitation run of Gaz et al. 2019 as joint states or a bag.
+
+The data set is not part of the repository: its directory comes from the environment variable
+``DYNID_PANDA_DATA`` (``.ci/run`` sets it to the copy beside the repository when there is one).
+Unset, the tests that need it skip with that reason; set to a directory without the data, they fail.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -9,23 +16,37 @@ import numpy as np
 
 from dynid_ros.joint_states import JointStateSeries
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "panda_gaz2019"
+ENV = "DYNID_PANDA_DATA"
+UNSET_REASON = f"{ENV} is not set (directory of the Panda excitation run of Gaz et al. 2019)"
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 
 
-@lru_cache(maxsize=1)
-def _arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    if not DATA.is_dir():
-        raise FileNotFoundError(f"{DATA}: the shared Panda data set is missing (clone ../shared beside the repo)")
-    t = np.loadtxt(DATA / "exciting_traj_time.txt")
-    q, dq, tau = (np.loadtxt(DATA / f"exciting_traj_{name}.txt").reshape(-1, 7)
+def data_dir() -> Path:
+    """The data directory named by ``DYNID_PANDA_DATA``; skips the calling test (or exits a script) when unset."""
+    value = os.environ.get(ENV, "")
+    if not value:
+        if "pytest" in sys.modules:
+            import pytest
+
+            pytest.skip(UNSET_REASON)
+        raise SystemExit(f"{UNSET_REASON}: set it to run this")
+    path = Path(value).expanduser()
+    if not (path / "exciting_traj_time.txt").is_file():
+        raise FileNotFoundError(f"{ENV}={value}: no exciting_traj_time.txt there (not the Panda data directory)")
+    return path
+
+
+@lru_cache(maxsize=4)
+def _arrays(directory: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    t = np.loadtxt(directory / "exciting_traj_time.txt")
+    q, dq, tau = (np.loadtxt(directory / f"exciting_traj_{name}.txt").reshape(-1, 7)
                   for name in ("positions", "velocity", "torques"))
     return t, q, dq, tau
 
 
 def panda_series() -> JointStateSeries:
     """The whole run (20 544 samples, about 21 s) with the Panda URDF's joint names."""
-    t, q, dq, tau = _arrays()
+    t, q, dq, tau = _arrays(data_dir())
     return JointStateSeries(list(JOINTS), t.copy(), q.copy(), dq.copy(), tau.copy())
 
 

@@ -160,15 +160,17 @@ def ros_arg(value: object) -> str:
 
 
 @contextmanager
-def node_process(module: str, parameters: dict, log_path: Path) -> Iterator[subprocess.Popen]:
-    """Run ``python -m dynid_ros.nodes.<module> --ros-args -p ...`` in the isolated domain; SIGINT at the end."""
+def node_process(module: str, parameters: dict, log_path: Path,
+                 preexec_fn: Callable[[], None] | None = None) -> Iterator[subprocess.Popen]:
+    """Run ``python -m dynid_ros.nodes.<module> --ros-args -p ...`` in the isolated domain; SIGINT at the end.
+    ``preexec_fn`` runs in the child before the node (e.g. to set a resource limit)."""
     isolate_ros_environment()
     command = [sys.executable, "-m", f"dynid_ros.nodes.{module}", "--ros-args"]
     for name, value in parameters.items():
         command += ["-p", f"{name}:={ros_arg(value)}"]
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=preexec_fn)
         try:
             yield process
         finally:

@@ -43,7 +43,7 @@ def optimized(panda, panda_config):
 
 
 def _condition_number_by_hand(model, trajectory) -> float:
-    """Issue 3's definition, written out: base regressor over one period at 50 Hz, numpy.linalg.cond."""
+    """The optimizer's condition number, written out: base regressor over one period at 50 Hz, numpy.linalg.cond."""
     layout = model.layout_for(("viscous", "coulomb", "offset"), armature=False)
     base = compute_base_parameters(model, layout)
     t = np.arange(int(np.ceil(trajectory.period * 50 - 1e-9))) / 50.0

@@ -10,8 +10,10 @@ action_msgs/GoalStatus and FollowJointTrajectory.Result, fed to the code as a se
 
 from dataclasses import dataclass, field
 
+import builtin_interfaces.msg as builtin_interfaces
 import numpy as np
 import pytest
+import trajectory_msgs.msg as trajectory_msgs
 
 from dynid_ros.excitation.trajectory_file import load_trajectory
 from dynid_ros.follow_joint_trajectory import (
@@ -30,9 +32,6 @@ from dynid_ros.follow_joint_trajectory import (
 )
 from dynid_ros.trajectory_execution import ControllerError, prepare_profile
 from ros_helpers import robot_limits_of, write_test_trajectory
-
-builtin_interfaces = pytest.importorskip("builtin_interfaces.msg")
-trajectory_msgs = pytest.importorskip("trajectory_msgs.msg")
 
 
 @dataclass

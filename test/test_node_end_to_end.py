@@ -5,7 +5,8 @@ in pinocchio and is physically consistent."""
 
 import json
 
-import pytest
+from rclpy.node import Node
+from std_msgs.msg import String
 
 from ros_helpers import (
     Latest,
@@ -15,12 +16,6 @@ from ros_helpers import (
     wait_for,
     write_test_trajectory,
 )
-
-rclpy = pytest.importorskip("rclpy")
-pytest.importorskip("dynid_ros.estimators", reason="needs the estimation helper's dynid_ros/estimators.py")
-pytest.importorskip("dynid_ros.feasibility", reason="needs the estimation helper's dynid_ros/feasibility.py")
-from rclpy.node import Node  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 
 def test_sim_excite_record_identify_publish(spinner, tmp_path):
@@ -39,7 +34,7 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
     processes = [node_process(name, values, tmp_path / f"{name}.log") for name, values in nodes]
     running = [p.__enter__() for p in processes]
     try:
-        wait_for(lambda: (orchestrator.last or {}).get("state") in ("done", "failed")
+        wait_for(lambda: (orchestrator.last or {}).get("state") in ("done", "aborted")
                  or any(p.poll() is not None for p in running), timeout=120, what="the end of the run")
         wait_for(lambda: urdf.messages or (orchestrator.last or {}).get("state") != "done", what="identified URDF")
     finally:

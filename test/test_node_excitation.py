@@ -9,15 +9,13 @@ import time
 import numpy as np
 import pytest
 import yaml
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.nodes.excitation_node import PARAMETERS, ExcitationNode
 from ros_helpers import Latest, call_trigger, params, status_qos, wait_for, write_test_trajectory
-
-rclpy = pytest.importorskip("rclpy")
-from rclpy.node import Node  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray, String  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 CONTROLLER_TOPIC = "/joint_trajectory_controller/joint_trajectory"

@@ -4,16 +4,13 @@ same files as ``dynid identify``, robot_state_publisher update, refusals."""
 import json
 
 import pytest
+from rclpy.node import Node
+from std_msgs.msg import String
 
 from dynid_ros.nodes.identification_node import PARAMETERS, IdentificationNode
 from dynid_ros.output_paths import MARKER
 from dynid_ros.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
-
-rclpy = pytest.importorskip("rclpy")
-pytest.importorskip("dynid_ros.estimators")
-from rclpy.node import Node  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,19 +1,25 @@
 """recorder_node with real rclpy: parameters, services, status, raw recording into a bag."""
 
 import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
+import numpy as np
 import pytest
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 
 from dynid_ros.bag_io import bag_info, read_joint_states
 from dynid_ros.nodes.recorder_node import PARAMETERS, RecorderNode
 from ros_helpers import Latest, call_trigger, params, status_qos, wait_for
-
-rclpy = pytest.importorskip("rclpy")
-from rclpy.node import Node  # noqa: E402
-from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 
 def publish_states(publisher, count, start=0):
@@ -130,3 +136,70 @@ def test_sigkill_keeps_all_but_the_last_second(tmp_path, ros_context):
     assert sent - 1.0 * rate <= recorded <= sent, (sent, recorded)
     series = read_joint_states(bag)
     assert series.position[0, 0] == 0.0  # nothing lost at the start
+
+
+@contextmanager
+def small_disk(directory: Path, size: int):
+    """A directory where writes fail after ``size`` bytes: a tmpfs of that size mounted there (as root),
+    else a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) for the process given the returned preexec_fn.
+    Yields (preexec_fn or None, the errno text the writer will see)."""
+    directory.mkdir()
+    mounted = os.geteuid() == 0 and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "dynid_test_full", str(directory)],
+        capture_output=True).returncode == 0
+    try:
+        if mounted:
+            yield None, "No space left on device"
+        else:
+            def limit() -> None:
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+            yield limit, "File too large"
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(directory)], check=True)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_disk_full_fails_at_once_and_keeps_what_was_flushed(tmp_path, spinner, storage):
+    """recorder_node in its own process records onto a 384 KiB file system until it is full (about 2 s at 500 Hz)."""
+    from dynid_ros.bag_recorder import repair_bag
+    from ros_helpers import node_process
+
+    helper = Node("helper", context=spinner.context)
+    publisher = helper.create_publisher(JointState, "/joint_states", QoSProfile(depth=1000,
+                                        reliability=ReliabilityPolicy.RELIABLE))
+    status = Latest(helper, String, "/recorder_node/status", status_qos(), as_json=True)
+    spinner.add(helper)
+    names = [f"a_rather_long_joint_name_{i}" for i in range(7)]
+
+    with small_disk(tmp_path / "disk", 384 * 1024) as (preexec, errno_text):
+        bag = tmp_path / "disk" / "bag"
+        with node_process("recorder_node", {"bag_path": str(bag), "autostart": True, "storage": storage},
+                          tmp_path / "rec.log", preexec_fn=preexec):
+            deadline = time.monotonic() + 20
+            while (status.last or {}).get("state") != "recording" or publisher.get_subscription_count() == 0:
+                assert time.monotonic() < deadline, f"recorder did not start: {status.last}"
+                time.sleep(0.05)
+            sent, started = 0, time.monotonic()
+            while (status.last or {}).get("state") == "recording":
+                assert time.monotonic() - started < 20, "the recorder never noticed the full disk"
+                for _ in range(10):
+                    publisher.publish(JointState(name=names, position=[0.001 * sent] * 7, velocity=[1.0] * 7,
+                                                 effort=[0.5] * 7))
+                    sent += 1
+                time.sleep(0.02)
+            failed = status.last
+            reason = errno_text if storage == "mcap" else "disk"  # sqlite: "database or disk is full", "disk I/O error"
+            assert failed["state"] == "failed", failed
+            assert reason in failed["message"] and "dynid bag repair" in failed["message"], failed
+            assert failed["counts"]["/joint_states"] > 0
+            response = call_trigger(helper, "/recorder_node/stop")
+            assert response.success is False and reason in response.message, response.message
+        copy = tmp_path / "copy"  # as a user would: free space (here: copy the bag to a disk with room)
+        shutil.copytree(bag, copy)
+    report = repair_bag(copy)
+    series = read_joint_states(copy)
+    assert 0 < len(series) == report["message_count"] <= failed["counts"]["/joint_states"] <= sent
+    assert series.names == names
+    np.testing.assert_allclose(series.position[:, 0], 0.001 * np.arange(len(series)))  # none lost, none reordered

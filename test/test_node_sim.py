@@ -4,18 +4,16 @@ import time
 
 import numpy as np
 import pytest
+from builtin_interfaces.msg import Duration
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from dynid_ros.errors import ConfigError
 from dynid_ros.model import load_model
 from dynid_ros.nodes.sim_node import PARAMETERS, SimNode
 from dynid_ros.resources import robot_file
 from ros_helpers import Latest, params, wait_for
-
-rclpy = pytest.importorskip("rclpy")
-from builtin_interfaces.msg import Duration  # noqa: E402
-from rclpy.node import Node  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 TOPIC = "/joint_trajectory_controller/joint_trajectory"
 

@@ -135,7 +135,7 @@ def test_one_minute_at_1_khz_is_fast() -> None:
 
 
 def test_default_processing_meets_the_panda_held_out_error() -> None:
-    """Issue 2 acceptance on the real Panda run: OLS fit on 70 %, <= 2.80 % on the other 30 % (raw torque).
+    """Acceptance on the real Panda run of Gaz et al. 2019: OLS fit on 70 %, <= 2.80 % on the other 30 % (raw torque).
 
     Measured with these defaults: 2.66 % (benchmarks/tune_processing.py).
     """

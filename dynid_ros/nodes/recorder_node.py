@@ -21,7 +21,9 @@ Publishes:
 Messages are queued as received (raw subscription, no deserialization) to a writer thread that owns
 a :class:`dynid_ros.bag_recorder.BagRecorder`, so disk writes never hold up the executor; the
 recorder makes them durable every 0.5 s: a SIGKILL loses at most the last ~1 s; ``dynid bag repair``
-makes such a bag readable. The subscriptions are
+makes such a bag readable. A failed write (disk full, bag removed, permission) ends the recording
+at once: ``~/status`` turns ``failed`` with the reason, ``~/stop`` answers ``success: false``, and the
+bag keeps what was flushed before, readable after ``dynid bag repair``. The subscriptions are
 reliable unless a publisher of the topic is best effort (as ``ros2 bag record`` adapts).
 """
 
@@ -29,8 +31,10 @@ from __future__ import annotations
 
 import importlib
 import queue
+import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rclpy.node import Node
@@ -61,50 +65,64 @@ def message_class(type_name: str) -> type:
 
 
 class BagWriterThread(threading.Thread):
-    """Owns one BagRecorder (sqlite3 objects must stay in their thread) and writes queued messages."""
+    """Owns one BagRecorder (sqlite3 objects must stay in their thread) and writes queued messages.
 
-    def __init__(self, path: Path, storage: str, topics: dict[str, str]) -> None:
+    Any error of the bag (disk full, file removed, permission) ends the thread at once: ``error`` says
+    why, ``on_error`` is called (from this thread), the bag is abandoned as a killed recorder leaves it
+    (``dynid bag repair`` reads it) and later messages are dropped.
+    """
+
+    def __init__(self, path: Path, storage: str, topics: dict[str, str],
+                 on_error: Callable[[], None] | None = None) -> None:
         super().__init__(name="bag_writer", daemon=True)
         self.path, self.storage, self.topics = path, storage, topics
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self.ready = threading.Event()
         self.error: str | None = None
         self.recorder = None
+        self._on_error = on_error
 
     def run(self) -> None:
         from dynid_ros.bag_recorder import BagRecorder
 
         try:
             self.recorder = BagRecorder(self.path, self.storage, topics=self.topics)
-        except DynidError as err:
-            self.error = str(err)
+        except (DynidError, OSError, sqlite3.Error) as err:
+            self.error = f"{self.path}: cannot create bag: {err}" if not isinstance(err, DynidError) else str(err)
             return
         finally:
             self.ready.set()
         try:
-            while True:
-                try:
-                    item = self.queue.get(timeout=0.2)
-                except queue.Empty:
-                    self.recorder.flush()  # durable even when messages stop arriving
-                    continue
-                if item is None:
-                    break
-                self.recorder.write(*item)
-        except DynidError as err:
-            self.error = str(err)
-        finally:
+            self._write_until_closed()
             self.recorder.close()
+        except Exception as err:  # noqa: BLE001 - thread boundary: every write error is reported, none kills silently
+            self.error = f"writing {self.path} failed: {err or type(err).__name__}"
+            self.recorder.abandon()
+            if self._on_error is not None:
+                self._on_error()
+            return
+
+    def _write_until_closed(self) -> None:
+        while True:
+            try:
+                item = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                self.recorder.flush()  # durable even when messages stop arriving
+                continue
+            if item is None:
+                return
+            self.recorder.write(*item)
 
     def write(self, topic: str, data: bytes, timestamp_ns: int) -> None:
-        self.queue.put((topic, data, timestamp_ns))
+        if self.error is None:
+            self.queue.put((topic, data, timestamp_ns))
 
     @property
     def counts(self) -> dict[str, int]:
         return dict(self.recorder.counts) if self.recorder is not None else {}
 
     def close(self) -> dict[str, int]:
-        """Write what is queued, finish the bag, return the counts."""
+        """Write what is queued, finish the bag, return the counts (check ``error`` after)."""
         self.queue.put(None)
         self.join()
         return self.counts
@@ -125,6 +143,8 @@ class RecorderNode(Node):
         self._subscriptions: list = []
         self._wait_timer = None
         self._wait_deadline = 0.0
+        self._counts: dict[str, int] = {}  # of the last recording, once its writer is gone
+        self._write_failed = self.create_guard_condition(self._on_write_failure)  # triggered by the writer thread
         self.status_pub = self.create_publisher(type(json_message({})), "~/status", latched_qos())
         trigger_service(self, "~/start", self.start)
         trigger_service(self, "~/stop", self.stop)
@@ -159,9 +179,13 @@ class RecorderNode(Node):
             self.state, self.message = "stopped", "stopped before the topics appeared"
             self._publish_status()
             return True, self.message
+        if self.state == "failed" and self._counts:
+            return False, f"recording failed: {self.message}"
         if self.state != "recording":
             return False, f"not recording (state {self.state})"
-        counts = self._close()
+        counts, error = self._close()
+        if error is not None:
+            return self._fail(self._failure_message(error))
         self.state = "stopped"
         self.message = f"wrote {self.bag_path}: " + ", ".join(f"{t} {c}" for t, c in counts.items())
         self.get_logger().info(self.message)
@@ -169,7 +193,9 @@ class RecorderNode(Node):
         return True, self.message
 
     def destroy_node(self) -> None:
-        self._close()
+        _, error = self._close()
+        if error is not None:
+            self.get_logger().error(self._failure_message(error))
         super().destroy_node()
 
     # ------------------------------------------------------------------------------------------
@@ -193,7 +219,8 @@ class RecorderNode(Node):
         missing = [t for t in self.params["topics"] if t not in types]
         if missing:
             self.get_logger().warning(f"not recording topics that did not appear: {', '.join(missing)}")
-        writer = BagWriterThread(self.bag_path, self.params["storage"], types)
+        self._counts = {}
+        writer = BagWriterThread(self.bag_path, self.params["storage"], types, on_error=self._write_failed.trigger)
         writer.start()
         writer.ready.wait()
         if writer.error is not None:
@@ -238,17 +265,27 @@ class RecorderNode(Node):
             self.destroy_timer(self._wait_timer)
             self._wait_timer = None
 
-    def _close(self) -> dict[str, int]:
+    def _close(self) -> tuple[dict[str, int], str | None]:
+        """Stop subscribing, finish the bag; the counts and the writer's error (None if it wrote everything)."""
         for sub in self._subscriptions:
             self.destroy_subscription(sub)
         self._subscriptions = []
         if self.recorder is None:
-            return {}
+            return {}, None
         recorder, self.recorder = self.recorder, None
-        counts = recorder.close()
-        if recorder.error is not None:
-            self.get_logger().error(f"{self.bag_path}: {recorder.error}")
-        return counts
+        self._counts = recorder.close()
+        return self._counts, recorder.error
+
+    def _on_write_failure(self) -> None:
+        """The writer thread failed: stop recording at once and say why."""
+        if self.recorder is None or self.recorder.error is None:
+            return
+        _, error = self._close()
+        self._fail(self._failure_message(error))
+
+    def _failure_message(self, error: str) -> str:
+        return (f"{error}; the messages flushed before are kept: make the bag readable with "
+                f"dynid bag repair {self.bag_path}")
 
     def _fail(self, message: str) -> tuple[bool, str]:
         self.state, self.message = "failed", message
@@ -261,7 +298,7 @@ class RecorderNode(Node):
             self._publish_status()
 
     def _publish_status(self) -> None:
-        counts = dict(self.recorder.counts) if self.recorder is not None else {}
+        counts = dict(self.recorder.counts) if self.recorder is not None else self._counts
         self.status_pub.publish(json_message({"state": self.state, "bag_path": str(self.bag_path or ""),
                                               "counts": counts, "message": self.message}))
 
