@@ -4,6 +4,7 @@ same files as ``dynid identify``, robot_state_publisher update, refusals."""
 import json
 
 import pytest
+import rclpy.parameter
 from rclpy.node import Node
 from std_msgs.msg import String
 
