@@ -9,8 +9,7 @@ not identified, link masses vs the nominal URDF, time.
 Data sets (each skipped with a message when its files are absent):
 
 - ``panda_gaz2019``: the real Franka Emika Panda excitation run published with Gaz et al. 2019 (GPL-3), found
-  through ``DYNID_PANDA_DATA`` (default: ``../shared/data/panda_gaz2019`` beside the repository); URDF of
-  example-robot-data as shipped, fingers locked.
+  through ``DYNID_PANDA_DATA``; URDF of example-robot-data as shipped, fingers locked.
 
 Run: ``python benchmarks/real_robots.py``; writes ``benchmarks/results/real_robots.json``.
 """
@@ -45,8 +44,8 @@ SPLIT = 0.7
 
 def panda_gaz2019() -> tuple[JointStateSeries, Path, list[str]] | None:
     """The real Panda run (time, q, q', tau text files), its URDF and identified joints; None when absent."""
-    data = Path(os.environ.get("DYNID_PANDA_DATA", ROOT.parent / "shared" / "data" / "panda_gaz2019"))
-    if not (data / "exciting_traj_time.txt").is_file():
+    data = Path(os.environ.get("DYNID_PANDA_DATA", ""))
+    if not os.environ.get("DYNID_PANDA_DATA") or not (data / "exciting_traj_time.txt").is_file():
         print(f"panda_gaz2019: skipped, no data at {data} (set DYNID_PANDA_DATA)")
         return None
     t = np.loadtxt(data / "exciting_traj_time.txt")

@@ -3,6 +3,9 @@ latched topic) with a mimic gripper, or a ``.urdf.xacro`` with ``xacro_args``; r
 
 import numpy as np
 import pytest
+from rclpy.node import Node  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
 
 from dynid_ros.errors import ConfigError, ModelError
 from dynid_ros.nodes.identification_node import IdentificationNode
@@ -12,11 +15,6 @@ from dynid_ros.sim import Simulator
 from ros_helpers import Latest, call_trigger, params, simulated_bag, status_qos, wait_for
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
-
-rclpy = pytest.importorskip("rclpy")
-from rclpy.node import Node  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 
 def test_sim_node_simulates_a_meshed_robot_description(spinner):
