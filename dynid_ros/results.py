@@ -71,6 +71,9 @@ def report_dict(result: IdentificationResult) -> dict:
         "link_masses": dict(zip(result.layout.links, masses)),
         "total_mass": float(sum(masses)),
         "window": {"start": result.options.start, "end": result.options.end},
+        "not_identified": result.not_identified,
+        "link_realism": result.realism,
+        "residual_inflation": result.residual_inflation,
         "warnings": result.warnings,
         "dynid_ros_version": __version__,
     }
@@ -90,10 +93,13 @@ def parameters_dict(result: IdentificationResult) -> dict:
                             "iyy": float(i_com[1, 1]), "iyz": float(i_com[1, 2]), "izz": float(i_com[2, 2])},
             "parameters": dict(zip(LINK_PARAMETER_NAMES, (float(v) for v in params))),
         }
+        if result.delta_std is not None:  # posterior of the MAP estimate (dynid_ros.estimators)
+            links[link]["mass_rel_std_percent"] = _finite(100.0 * result.delta_std[layout.link_slice(k)][0] / mass)
     joints = {joint: {t: float(delta[layout.joint_index(j, t)]) for t in layout.joint_terms}
               for j, joint in enumerate(layout.joints)}
+    kept = {m["name"] for m in result.not_identified}
     base = [{"name": f"beta{i + 1}", "expression": expr, "value": float(result.beta[i]),
-             "rel_std_percent": _finite(result.beta_rel_std[i])}
+             "rel_std_percent": _finite(result.beta_rel_std[i]), "identified": f"beta{i + 1}" not in kept}
             for i, expr in enumerate(result.base.expressions)]
     model = result.model
     source = model.urdf_path or getattr(model, "source", None)
@@ -108,13 +114,16 @@ def parameters_dict(result: IdentificationResult) -> dict:
                     "solver": result.options.solver, "friction": list(layout.friction),
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
                     "start": result.options.start, "end": result.options.end,
-                    "effort_scale": result.options.effort_scale, "bounds": result.options.bounds},
+                    "effort_scale": result.options.effort_scale, "bounds": result.options.bounds,
+                    "prior_tolerance": result.options.prior_tolerance, "strict": result.options.strict},
         "processing": result.processing,
         "links": links,
         "joints": joints,
         "base_parameters": base,
         "parameter_vector": {"names": layout.names, "values": [float(v) for v in delta],
-                             "nominal": [float(v) for v in result.nominal]},
+                             "nominal": [float(v) for v in result.nominal],
+                             "std": None if result.delta_std is None else [float(v) for v in result.delta_std]},
+        "not_identified": result.not_identified,
     }
 
 

@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser, friction_default=None)
     parser.add_argument("--method", choices=METHODS, default=None, help="estimator (default fbpe)")
     parser.add_argument("--consistency", choices=CONSISTENCIES, default=None,
-                        help="physical (6x6 LMI, Sousa & Cortesão 2014 eq. 17) or full (pseudo-inertia, Traversaro et al. 2016; default)")
+                        help="physical (6x6 LMI, Sousa & Cortesão 2014 eq. 17) or full (pseudo-inertia, "
+                             "Traversaro et al. 2016; default)")
     parser.add_argument("--solver", choices=SOLVERS, default=None, help="SDP solver (default clarabel)")
     parser.add_argument("--effort-scale", type=float_list, default=None,
                         help="per-joint factors k1,k2,... so that torque = k * effort (e.g. motor currents)")
@@ -30,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")
+    parser.add_argument("--strict", action="store_true", default=None,
+                        help="fail when any base parameter is not identified by the data (default: keep it at the "
+                             "prior, warn and go on)")
     parser.add_argument("--config", default=None, help="robot config YAML (section 'identification')")
     parser.add_argument("--out", required=True, help="output directory")
 
@@ -54,6 +58,8 @@ def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
         prior=pick(args.prior, config, "prior", defaults.prior),
         bounds=bounds,
         processing=dict(config.get("processing") or {}),
+        prior_tolerance=dict(config.get("prior_tolerance") or {}),
+        strict=bool(pick(args.strict, config, "strict", False)),
     )
 
 
