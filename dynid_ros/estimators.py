@@ -55,6 +55,10 @@ PRIOR_EPS = 1e-4
 """Default LMI margin of FBPE with a prior: relative to each link's mass and size (see
 :mod:`dynid_ros.feasibility`), so the triangle inequality holds with a margin a URDF keeps."""
 
+MAX_DATA_WEIGHT = 1e4
+"""Cap of ``||rho1|| / (s sqrt(tau_int))`` in the MAP objective: noise-free data (``s -> 0``) would make the
+problem numerically singular; at the cap the data term still outweighs the prior by ``1e8``."""
+
 CONSTRAINT_TOLERANCE = 1e-7
 """A solver answer may miss a bound by this much (relative to the bound's scale): solver accuracy."""
 
@@ -376,7 +380,7 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     if fixed:
         idx = np.array(list(fixed), dtype=int)
         constraints.append((K[idx] * data.size) @ x / data.norm == np.array(list(fixed.values())) / data.norm)
-    data_weight = data.norm / np.sqrt(sigma2 * inflation)
+    data_weight = min(data.norm / np.sqrt(sigma2 * inflation), MAX_DATA_WEIGHT)
     prior_weight = None if prior is None else data.size / prior.std
 
     def problem(scale: float):
@@ -396,15 +400,16 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
                   else "no solution")
         raise EstimationError(f"FBPE: {reason} (solver status: {statuses})")
     delta_value = data.size * np.array(x.value)
-    _check_solution(delta_value, layout, consistency, bounds, attached, data.size)
+    check_solution(delta_value, layout, consistency, bounds, attached, data.size)
     beta = K @ delta_value
     objective = float(np.sqrt(np.linalg.norm(data.rho1 - data.r @ beta) ** 2 + data.rho2**2))
-    beta_std, delta_std = _uncertainty(data, K, sigma2 * inflation, prior_weight)
+    beta_std, delta_std = _uncertainty(data, K, (data.norm / data_weight) ** 2 if prior_weight is not None
+                                       else sigma2 * inflation, prior_weight)
     return FeasibleFit(beta, delta_value, status, objective, attempts, {k: round(v, 4) for k, v in timings.items()},
                        beta_std, delta_std, inflation)
 
 
-def _check_solution(delta: np.ndarray, layout: ParameterLayout, consistency: str, bounds: Bounds,
+def check_solution(delta: np.ndarray, layout: ParameterLayout, consistency: str, bounds: Bounds,
                     attached: np.ndarray | None, size: np.ndarray) -> None:
     """Raise EstimationError when the solver's answer violates an LMI or a bound beyond solver accuracy."""
     lowest = min_eigenvalues(delta, layout, consistency, attached)

@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 from dynid_ros import __version__
-from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.identification import IdentificationResult
 from dynid_ros.parameters import LINK_PARAMETER_NAMES, inertia_about_com
 
@@ -142,12 +142,32 @@ def write_result(result: IdentificationResult, out: Path) -> list[str]:
     def fill(tmp: Path) -> None:
         if result.model.urdf_xml is not None:
             warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
+            if result.feasible:
+                check_written_urdf(result, tmp / URDF_FILE)
         result.warnings.extend(warnings)
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
         (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
 
     atomic_directory(out, fill)
     return warnings
+
+
+def check_written_urdf(result: IdentificationResult, path: Path) -> None:
+    """Raise EstimationError unless the URDF at ``path``, read back, is physically consistent (the result's
+    consistency level, every identified link without its attached parts): ``feasible`` is a claim about
+    the file a user loads, not only about the estimate."""
+    from dynid_ros.feasibility import min_eigenvalues
+    from dynid_ros.model import load_model, nominal_parameters
+    from dynid_ros.urdf_writer import attached_parameters
+
+    model = load_model(urdf=path, joints=list(result.layout.joints))
+    layout = model.layout_for(result.layout.friction, result.layout.armature)
+    lowest = min_eigenvalues(nominal_parameters(model, layout), layout, result.options.consistency,
+                             attached_parameters(model, layout))
+    bad = [f"{link} ({value:.3g})" for link, value in zip(layout.links, lowest) if value <= 0]
+    if bad:
+        raise EstimationError(f"the identified URDF fails the {result.options.consistency} consistency check "
+                              f"(smallest eigenvalue of link {', '.join(bad)}); nothing written")
 
 
 def load_parameters(result_dir: Path) -> dict:
