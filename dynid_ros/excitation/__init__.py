@@ -1,7 +1,7 @@
 """Excitation trajectories: Fourier series, limits, files, optimization and the executed profile.
 
-Sousa & Cortesão 2014 section 5.2.2 (Swevers Fourier series, eq. 78-80) and Wang et al. 2019 section IV (condition-number
-optimization under joint and Cartesian constraints). Modules:
+Sousa & Cortesão 2014 section 5.2.2 (Swevers Fourier series, eq. 78-80) and Wang et al. 2019 section IV
+(condition-number optimization under joint and Cartesian constraints). Modules:
 
 - :mod:`.fourier`: :class:`FourierTrajectory`, analytic positions, velocities, accelerations;
 - :mod:`.limits`: :class:`ExcitationLimits` from the model and config, the dense-grid check;

@@ -13,10 +13,15 @@ recipe, applied to a :class:`~dynid_ros.model.RobotModel` of that URDF:
 
 The torque a joint reports is (:mod:`dynid_ros.parameters`, Sousa & Cortesão 2014 eq. 27)::
 
-    effort = M(q) q'' + c(q, q') + g(q) + fv q' + fc sign(q') + Ia q'' + bias + noise
+    effort = k (M(q) q'' + c(q, q') + g(q) + fv q' + f(q') + Ia q'' ) + bias + noise
 
-so the true parameter vector has ``fo = bias``. :meth:`GroundTruth.parameters` returns it in any
-:class:`~dynid_ros.parameters.ParameterLayout` of the model (:meth:`GroundTruth.parameter_vector`);
+with ``f(q') = fc sign(q')`` while sliding, so the true parameter vector has ``fo = bias``. Two departures from
+that model exist to test robustness, both off by default: a Stribeck friction shape (``static_friction`` ``fs >
+fc``: ``f(q') = (fc + (fs - fc) exp(-(q'/vs)^2)) sign(q')``, static friction up to ``fs``; Armstrong-Hélouvry
+1994) and a torque-sensor gain error ``k`` (``effort_scale``, like a wrong current-to-torque constant; Pennese et
+al. 2021 eq. 2). ``exact=True`` perturbs every link by exactly ``±mass`` and ``|com|`` (random signs and
+directions) instead of normal draws: a nominal URDF off by a known amount. :meth:`GroundTruth.parameters`
+returns it in any :class:`~dynid_ros.parameters.ParameterLayout` of the model (:meth:`GroundTruth.parameter_vector`);
 :meth:`GroundTruth.write_urdf` writes the truth URDF (perturbed inertials and ``<dynamics damping
 friction>``; armature and sensor terms have no URDF element, they are listed in a comment). The
 truth URDF carries a marker comment: applying the same GroundTruth to it again leaves its inertials
@@ -37,7 +42,8 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.model import RobotModel, nominal_parameters
 from dynid_ros.parameters import ParameterLayout
 
-TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias"})
+TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias",
+                        "static_friction", "stribeck_velocity", "effort_scale", "exact"})
 """Keys of the ``simulation.truth`` config mapping (the fields of :class:`GroundTruth` but ``seed``)."""
 
 MARKER_PREFIX = "dynid_ros.sim ground truth applied:"
@@ -62,6 +68,10 @@ class GroundTruth:
         armature: rotor inertia ``Ia`` [kg m^2]; None: the model's armature (0 from a URDF).
         noise: torque-sensor noise standard deviation [N m].
         bias: torque-sensor bias [N m] (the true ``fo``).
+        static_friction: Stribeck static friction ``fs >= fc`` [N m]; None: none (pure Coulomb).
+        stribeck_velocity: Stribeck velocity ``vs`` [rad/s or m/s].
+        effort_scale: torque-sensor gain ``k`` (effort = k * torque); 1: exact.
+        exact: perturb masses by exactly ``±mass`` and CoMs by exactly ``com`` (random signs, directions).
         seed: seed of the inertial perturbation.
     """
 
@@ -73,6 +83,10 @@ class GroundTruth:
     armature: PerJoint | None = None
     noise: PerJoint = 0.0
     bias: PerJoint = 0.0
+    static_friction: PerJoint | None = None
+    stribeck_velocity: float = 0.05
+    effort_scale: PerJoint = 1.0
+    exact: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -80,10 +94,14 @@ class GroundTruth:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
                 raise ConfigError(f"simulation truth: {name} must be a number >= 0, got {value!r}")
-        for name in ("damping", "friction", "armature", "noise"):
+        for name in ("damping", "friction", "armature", "noise", "static_friction"):
             value = getattr(self, name)
             if value is not None and np.any(np.asarray(value, dtype=float) < 0):
                 raise ConfigError(f"simulation truth: {name} must be >= 0, got {value!r}")
+        if not (np.isfinite(self.stribeck_velocity) and self.stribeck_velocity > 0):
+            raise ConfigError(f"simulation truth: stribeck_velocity must be > 0, got {self.stribeck_velocity!r}")
+        if np.any(np.asarray(self.effort_scale, dtype=float) <= 0):
+            raise ConfigError(f"simulation truth: effort_scale must be > 0, got {self.effort_scale!r}")
 
     @classmethod
     def from_config(cls, mapping: Mapping | None, seed: int | None = None) -> GroundTruth:
@@ -108,9 +126,13 @@ class GroundTruth:
         for key in ("mass", "com", "inertia"):
             if truth.get(key) is not None:
                 values[key] = _number(truth[key], f"simulation.truth.{key}")
-        for key in ("damping", "friction", "armature", "noise", "bias"):
+        for key in ("damping", "friction", "armature", "noise", "bias", "static_friction", "effort_scale"):
             if truth.get(key) is not None:
                 values[key] = _per_joint(truth[key], f"simulation.truth.{key}")
+        if truth.get("stribeck_velocity") is not None:
+            values["stribeck_velocity"] = _number(truth["stribeck_velocity"], "simulation.truth.stribeck_velocity")
+        if truth.get("exact") is not None:
+            values["exact"] = bool(truth["exact"])
         chosen = truth.get("seed", 0) if seed is None else seed
         try:
             values["seed"] = int(chosen)
@@ -122,7 +144,9 @@ class GroundTruth:
     def marker(self) -> str:
         """The comment that :meth:`write_urdf` puts in a truth URDF: applying this truth to that URDF
         again leaves its inertials unchanged (a GroundTruth is idempotent)."""
-        return f"{MARKER_PREFIX} mass={self.mass!r} com={self.com!r} inertia={self.inertia!r} seed={self.seed}"
+        exact = " exact" if self.exact else ""
+        return (f"{MARKER_PREFIX} mass={self.mass!r} com={self.com!r} inertia={self.inertia!r}{exact} "
+                f"seed={self.seed}")
 
     def already_applied(self, model: RobotModel) -> bool:
         """True when ``model`` was loaded from a URDF that :meth:`write_urdf` wrote with these inertials."""
@@ -132,7 +156,8 @@ class GroundTruth:
     # Per-joint values
 
     def joint_values(self, model: RobotModel) -> dict[str, np.ndarray]:
-        """Per-joint arrays ``fv``, ``fc``, ``Ia``, ``noise``, ``bias`` (shape (n_dof,)) for ``model``."""
+        """Per-joint arrays ``fv``, ``fc``, ``Ia``, ``noise``, ``bias``, ``fs`` (static friction, ``fc`` without
+        Stribeck) and ``scale`` (sensor gain) (shape (n_dof,)) for ``model``."""
         n = model.n_dof
         pm = model.pin_model
         iv = [pm.joints[j + 1].idx_v for j in range(n)]
@@ -145,6 +170,12 @@ class GroundTruth:
                            else per_joint_array(value, n, f"simulation: {key}"))
         out["noise"] = per_joint_array(self.noise, n, "simulation: noise")
         out["bias"] = per_joint_array(self.bias, n, "simulation: bias")
+        out["fs"] = (out["fc"].copy() if self.static_friction is None
+                     else per_joint_array(self.static_friction, n, "simulation: static_friction"))
+        if np.any(out["fs"] < out["fc"]):
+            raise ConfigError(f"simulation: static_friction {out['fs'].tolist()} must be >= the Coulomb friction "
+                              f"{out['fc'].tolist()}")
+        out["scale"] = per_joint_array(self.effort_scale, n, "simulation: effort_scale")
         return out
 
     # ------------------------------------------------------------------------------------------
@@ -165,6 +196,8 @@ class GroundTruth:
         for link in model.links:
             nominal = urdf_link_inertia(root, link)
             draws = rng.standard_normal(7)  # always draw, so each link's values do not depend on the others
+            if self.exact:
+                draws = _exact_draws(draws)
             out[link] = nominal if applied else _perturbed(nominal, draws, self.mass, self.com, self.inertia)
         return out
 
@@ -262,6 +295,14 @@ def _perturbed(nominal: object, draws: np.ndarray, mass_std: float, com_std: flo
     new_moments = second.sum() - second
     inertia = axes @ np.diag(new_moments) @ axes.T
     return pin.Inertia(mass * mass_factor, com, 0.5 * (inertia + inertia.T))
+
+
+def _exact_draws(draws: np.ndarray) -> np.ndarray:
+    """Draws that perturb a mass by exactly one std (random sign) and a CoM by exactly one std in norm."""
+    out = draws.copy()
+    out[0] = 1.0 if draws[0] >= 0 else -1.0
+    out[1:4] = draws[1:4] / max(float(np.linalg.norm(draws[1:4])), 1e-12)
+    return out
 
 
 def _urdf_root(model: RobotModel) -> object:

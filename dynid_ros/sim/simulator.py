@@ -11,7 +11,10 @@ acceleration ``q''_k`` (MuJoCo's ``qacc``) and the friction torque ``f_k`` satis
     tau_k = M(q_k) q''_k + c(q_k, q'_k) + g(q_k) + fv q'_k + Ia q''_k - f_k
 
 with ``f_k = -fc sign(q'_k)`` while the joint slides, which is dynid_ros's model (Sousa & Cortesão 2014 eq. 27);
-while it sticks at a velocity reversal ``f_k`` is the static friction in ``[-fc, fc]``.
+while it sticks at a velocity reversal ``f_k`` is the static friction in ``[-fc, fc]``. With a Stribeck truth
+(``GroundTruth.static_friction``) MuJoCo's friction loss is ``fs`` (static friction up to ``fs``) and the explicit
+torque ``(fs - fc)(1 - exp(-(q'/vs)^2)) sign(q')`` gives back the decay to ``fc`` while sliding; with a sensor gain
+``k`` (``effort_scale``) the effort is ``k tau_k + bias + noise``.
 """
 
 from __future__ import annotations
@@ -67,8 +70,10 @@ class Simulator:
         values = self.truth.joint_values(self.model)
         self._fv, self._fc, self._noise, self._bias = values["fv"], values["fc"], values["noise"], values["bias"]
         self._armature = values["Ia"]
+        self._fs, self._scale = values["fs"], values["scale"]
+        self._vs = float(self.truth.stribeck_velocity)
         self.truth_urdf = self.truth.urdf_text(self.model)
-        self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fc,
+        self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fs,
                                                                   self._armature, timestep)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
@@ -120,6 +125,16 @@ class Simulator:
         return self._fc.copy()
 
     @property
+    def static_friction(self) -> np.ndarray:
+        """True static friction per joint [N m]: MuJoCo's friction loss (``fc`` unless Stribeck)."""
+        return self._fs.copy()
+
+    @property
+    def effort_scale(self) -> np.ndarray:
+        """True torque-sensor gain ``k`` per joint (effort = k * torque + bias + noise)."""
+        return self._scale.copy()
+
+    @property
     def time(self) -> float:
         """Simulation time [s] of the current state (0 after ``reset``)."""
         return float(self._mj_data.time)
@@ -161,7 +176,8 @@ class Simulator:
         clipped = np.clip(tau, -self._effort_limits, self._effort_limits)
         if not np.array_equal(clipped, tau):
             self.saturated_steps += 1
-        data.qfrc_applied[self._dof] = clipped - self._fv * dq
+        stribeck = (self._fs - self._fc) * (1.0 - np.exp(-(dq / self._vs) ** 2)) * np.sign(dq)
+        data.qfrc_applied[self._dof] = clipped - self._fv * dq + stribeck
         self._mj_step(self._mj_model, data)
         acceleration = data.qacc[self._dof].copy()
         if not np.all(np.isfinite(acceleration)) or np.max(np.abs(data.qvel[self._dof])) > DIVERGENCE_LIMIT:
@@ -170,7 +186,7 @@ class Simulator:
         self.last_acceleration = acceleration
         self.last_torque = clipped
         self.last_friction = data.qfrc_constraint[self._dof].copy()
-        effort = clipped + self._bias + self._noise * self._rng.standard_normal(len(clipped))
+        effort = self._scale * clipped + self._bias + self._noise * self._rng.standard_normal(len(clipped))
         return JointSample(t, q, dq, effort)
 
     def truth_parameters(self, friction: tuple[str, ...] = ("viscous", "coulomb", "offset"),
@@ -191,7 +207,7 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
     timestep to the previous one, as the exact end of a sampled profile, is dropped). ``info`` holds
     the truth of every sample:
     ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
-    ``friction`` (Coulomb friction torque applied), ``static_friction`` ((N, n) bool: the friction
+    ``friction`` (MuJoCo's friction-loss torque applied), ``static_friction`` ((N, n) bool: the friction
     was static, not ``-fc sign(q')``), ``sticking`` (the fraction of such samples per joint),
     ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``.
     """
@@ -232,8 +248,8 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
                 bar.update(chunk)
         bar.update(n_samples - bar.n)
     tracking = np.sqrt(np.mean((position - q_ref) ** 2, axis=0))
-    sliding = -sim.coulomb * np.sign(velocity)
-    static = np.abs(friction - sliding) > 1e-9 * np.maximum(sim.coulomb, 1.0)
+    sliding = -sim.static_friction * np.sign(velocity)
+    static = np.abs(friction - sliding) > 1e-9 * np.maximum(sim.static_friction, 1.0)
     info = {"acceleration": acceleration, "torque": torque, "friction": friction, "static_friction": static,
             "sticking": static.mean(axis=0),
             "tracking_rms": tracking,
