@@ -30,6 +30,7 @@ from dynid_ros.model import load_model, nominal_parameters  # noqa: E402
 from dynid_ros.prior import link_realism  # noqa: E402
 from dynid_ros.urdf_writer import attached_parameters  # noqa: E402
 from dynid_ros.validation import evaluate_parameters, processed_window  # noqa: E402
+
 from panda_data import JOINTS, panda_series  # noqa: E402
 
 URDF = ROOT / "urdf" / "panda.urdf"
