@@ -25,6 +25,12 @@ NOT_IDENTIFIED_SNR = 0.1
 """``|R_ii| / (s sqrt(tau_int))`` below this: the data change the prior standard deviation of that base
 parameter by less than 0.5 % (``1 - 1 / sqrt(1 + 0.1^2)``)."""
 
+NOISE_FLOOR = 1e-9
+"""The noise is taken as at least this fraction of the RMS torque (noise-free data leave round-off only)."""
+
+DEAD_COLUMN = 1e-10
+"""A pivoted-QR diagonal below this fraction of the largest is a column the data do not excite at all."""
+
 MOSTLY_UNIDENTIFIED = 0.5
 """With more than this fraction of the base parameters not identified the data identify nearly nothing."""
 
@@ -75,9 +81,11 @@ def excitation_snr(w_b: np.ndarray, tau: np.ndarray, n_dof: int, base_std: np.nd
     coefficients, _, rank, _ = np.linalg.lstsq(scaled, tau, rcond=1e-10)
     residual = tau - scaled @ coefficients
     sigma2 = float(residual @ residual) / max(tau.size - rank, 1)
-    noise = np.sqrt(max(sigma2, 1e-300) * residual_inflation(residual.reshape(-1, n_dof)))
+    floor = NOISE_FLOOR * float(np.sqrt(np.mean(tau**2)))  # noise-free data: round-off, not information
+    noise = max(np.sqrt(sigma2 * residual_inflation(residual.reshape(-1, n_dof))), floor, 1e-300)
+    diag = np.abs(np.diag(r))
     snr = np.empty(w_b.shape[1])
-    snr[piv] = np.abs(np.diag(r)) / noise
+    snr[piv] = np.where(diag > DEAD_COLUMN * max(diag.max(), 1e-300), diag / noise, 0.0)
     return snr
 
 
