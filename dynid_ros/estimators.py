@@ -381,14 +381,14 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         idx = np.array(list(fixed), dtype=int)
         constraints.append((K[idx] * data.size) @ x / data.norm == np.array(list(fixed.values())) / data.norm)
     data_weight = min(data.norm / np.sqrt(sigma2 * inflation), MAX_DATA_WEIGHT)
-    prior_weight = None if prior is None else data.size / prior.std
+    prior_weight = None if prior is None else prior.factor() * data.size  # ||F (delta - mean)|| in x
 
     def problem(scale: float):
         if prior_weight is None:
             objective = scale * cp.norm(data.a @ x - data.b, 2)
         else:
             objective = scale * (cp.sum_squares(data_weight * (data.a @ x - data.b))
-                                 + cp.sum_squares(cp.multiply(prior_weight, x - prior.mean / data.size)))
+                                 + cp.sum_squares(prior_weight @ (x - prior.mean / data.size)))
         return cp.Problem(cp.Minimize(objective), constraints)
 
     status, seconds, attempts = solve_until_optimal(problem, solver, x)
@@ -427,7 +427,7 @@ def _uncertainty(data: ScaledData, K: np.ndarray, noise: float, prior_weight: np
         cov = noise * np.linalg.pinv(data.r.T @ data.r)
         return np.sqrt(np.clip(np.diag(cov), 0.0, None)), None
     a = data.a * data.norm / np.sqrt(noise)
-    hessian = a.T @ a + np.diag(prior_weight**2)
+    hessian = a.T @ a + prior_weight.T @ prior_weight
     cov_x = np.linalg.inv(hessian)
     cov_delta = cov_x * np.outer(data.size, data.size)
     cov_beta = K @ cov_delta @ K.T

@@ -1,7 +1,7 @@
 """Which base parameters the data identify, measured against the prior, and their names in words.
 
 Each base-regressor column is scaled by the prior standard deviation of its base parameter
-(``sqrt(sum_j K_ij^2 std_j^2)``, :mod:`dynid_ros.prior`), so a column is the torque a one-sigma
+(``sqrt(K_i cov K_i^T)``, :mod:`dynid_ros.prior`), so a column is the torque a one-sigma
 change of that parameter would produce. A pivoted QR orders the columns by how much new torque
 they add; ``|R_ii|`` is the part no earlier column can mimic. Against the noise of a least-squares fit
 (``s sqrt(tau_int)``, :mod:`dynid_ros.residual_model`), the data shrink the prior variance of that
@@ -90,9 +90,10 @@ def excitation_snr(w_b: np.ndarray, tau: np.ndarray, n_dof: int, base_std: np.nd
 
 
 def not_identified(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, prior_mean: np.ndarray,
-                   prior_std: np.ndarray) -> list[NotIdentified]:
-    """The base parameters the data do not identify, with their prior values ``K_i mean``."""
-    base_std = np.sqrt((base.K**2) @ (np.asarray(prior_std, dtype=float) ** 2))
+                   prior_cov: np.ndarray) -> list[NotIdentified]:
+    """The base parameters the data do not identify, with their prior values ``K_i mean``
+    (``prior_cov``: covariance of the standard parameters)."""
+    base_std = np.sqrt(np.clip(np.einsum("ij,jk,ik->i", base.K, prior_cov, base.K), 1e-300, None))
     snr = excitation_snr(w_b, tau, base.layout.n_dof, base_std)
     values = base.K @ prior_mean
     return [NotIdentified(int(i), f"beta{i + 1}", base.expressions[i], describe_base(base, int(i)), float(values[i]))

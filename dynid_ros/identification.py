@@ -174,7 +174,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                       joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
     with timer.stage("identifiability"):
-        missing = not_identified(w_b, tau, base, prior.mean, prior.std)
+        missing = not_identified(w_b, tau, base, prior.mean, prior.covariance)
         _check_excitation(missing, base.n_base, options.strict)
         if missing:
             warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "

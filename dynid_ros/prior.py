@@ -4,11 +4,11 @@ A robot description (CAD / URDF) is taken as a Gaussian prior on every standard 
 standard deviation from stated tolerances (config ``identification.prior_tolerance``, defaults below):
 
 - mass: ``mass * M`` (relative tolerance of each link mass; ``M`` the link's mass scale);
-- first moments ``m c``: ``sqrt((mass * m0 c0)^2 + (M com)^2)`` (mass tolerance and a CoM position
-  tolerance ``com`` [m]);
-- inertia about the joint frame: ``sqrt((inertia * M l^2)^2 + (2 M |c0| com)^2)`` (``l``: the link's
-  radius of gyration about its joint, ``inertia``: relative tolerance of the rotational inertia; the
-  second term is what a CoM shift adds through the parallel-axis theorem);
+- CoM position: ``com`` [m] per axis;
+- inertia about the CoM: ``inertia * tr(I_com0) / 3`` per entry (relative tolerance of the rotational inertia);
+- these independent errors are propagated to the ten parameters about the joint frame (first moments
+  ``m c``, inertia ``I_com + m (|c|^2 1 - c c^T)``) by the Jacobian, so the prior covariance is full per
+  link (:func:`link_covariance`);
 - friction, offset and rotor inertia: mean 0, standard deviation ``joint`` times the value that alone
   would explain the joint's RMS torque (a weak prior: these terms are not in a CAD model).
 
@@ -24,7 +24,10 @@ import numpy as np
 
 from dynid_ros.errors import ConfigError
 from dynid_ros.feasibility import link_scales
-from dynid_ros.parameters import ParameterLayout
+from dynid_ros.parameters import ParameterLayout, inertia_about_com, link_parameters
+
+ROTATIONAL_FLOOR = 1e-3
+"""A link whose URDF inertia about the CoM is (nearly) zero gets at least this fraction of ``M l^2`` as scale."""
 
 
 @dataclass
@@ -66,10 +69,21 @@ class PriorTolerances:
 
 @dataclass
 class Prior:
-    """Gaussian prior on the standard parameters: ``mean`` and ``std`` (same layout)."""
+    """Gaussian prior on the standard parameters: ``mean``, ``std`` and the covariance ``cov`` (None: diagonal)."""
 
     mean: np.ndarray
     std: np.ndarray
+    cov: np.ndarray | None = None
+
+    @property
+    def covariance(self) -> np.ndarray:
+        return np.diag(self.std**2) if self.cov is None else self.cov
+
+    def factor(self) -> np.ndarray:
+        """``F`` with ``(delta - mean)^T cov^-1 (delta - mean) = ||F (delta - mean)||^2``."""
+        if self.cov is None:
+            return np.diag(1.0 / self.std)
+        return np.linalg.inv(np.linalg.cholesky(self.cov))
 
 
 def joint_term_scales(layout: ParameterLayout, dq: np.ndarray, ddq: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -98,20 +112,41 @@ def cad_prior(nominal: np.ndarray, layout: ParameterLayout, tolerances: PriorTol
     tolerances = tolerances or PriorTolerances()
     nominal = np.asarray(nominal, dtype=float)
     own = nominal - (0.0 if attached is None else np.asarray(attached, dtype=float))
-    mean, std = nominal.copy(), np.zeros(layout.n_parameters)
+    mean, cov = nominal.copy(), np.zeros((layout.n_parameters, layout.n_parameters))
     scales = link_scales(own, layout)
     for k in range(len(layout.links)):
-        p = own[layout.link_slice(k)]
-        big_m, length = scales[k]
-        com = p[1:4] / big_m if p[0] <= 0 else p[1:4] / p[0]
-        first = np.sqrt((tolerances.mass * p[1:4]) ** 2 + (big_m * tolerances.com) ** 2)
-        inertia = np.hypot(tolerances.inertia * big_m * length**2, 2.0 * big_m * np.linalg.norm(com) * tolerances.com)
-        std[layout.link_slice(k)] = [tolerances.mass * big_m, *first, *([inertia] * 6)]
-    joint = slice(layout.n_link_parameters, layout.n_parameters)
+        part = layout.link_slice(k)
+        cov[part, part] = link_covariance(own[part], *scales[k], tolerances)
+    joint = np.arange(layout.n_link_parameters, layout.n_parameters)
     mean[joint] = 0.0
     scale = np.full(layout.n_parameters, 1e3) if joint_scales is None else np.asarray(joint_scales, dtype=float)
-    std[joint] = tolerances.joint * np.maximum(scale[joint], 1e-9)
-    return Prior(mean, std)
+    cov[joint, joint] = (tolerances.joint * np.maximum(scale[joint], 1e-9)) ** 2
+    return Prior(mean, np.sqrt(np.diag(cov)), cov)
+
+
+def link_covariance(p: np.ndarray, big_m: float, length: float, tolerances: PriorTolerances) -> np.ndarray:
+    """Covariance of one link's ten parameters: independent mass, CoM and inertia-about-CoM errors of the
+    stated tolerances, propagated through ``delta(m, c, I_com)`` (:func:`dynid_ros.parameters.link_parameters`,
+    the parallel-axis theorem) by its Jacobian at the nominal link: when the data move the first moment,
+    the inertia about the joint follows as it would for a real body."""
+    mass = float(p[0]) if p[0] > 0 else big_m
+    com = p[1:4] / mass
+    _, _, inertia_com = inertia_about_com(p) if p[0] > 0 else (0.0, None, np.zeros((3, 3)))
+    rotational = max(float(np.trace(inertia_com)) / 3.0, ROTATIONAL_FLOOR * big_m * length**2)
+    entries = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)]
+
+    def delta(u: np.ndarray) -> np.ndarray:
+        inertia = np.zeros((3, 3))
+        for value, (a, b) in zip(u[4:], entries):
+            inertia[a, b] = inertia[b, a] = value
+        return link_parameters(u[0], u[1:4], inertia)
+
+    u0 = np.array([mass, *com, *(inertia_com[a, b] for a, b in entries)])
+    std = np.array([tolerances.mass * big_m, *([tolerances.com] * 3), *([tolerances.inertia * rotational] * 6)])
+    jacobian = np.column_stack([(delta(u0 + h * e) - delta(u0 - h * e)) / (2.0 * h)
+                                for h, e in zip(std, np.eye(10))])  # exact: delta is quadratic in u
+    cov = jacobian @ np.diag(std**2) @ jacobian.T
+    return cov + np.diag((1e-3 * np.sqrt(np.diag(cov))) ** 2)  # keeps it positive definite for massless links
 
 
 MASS_RATIO_RANGE = (0.5, 2.0)
@@ -122,8 +157,6 @@ def link_realism(delta: np.ndarray, reference: np.ndarray, layout: ParameterLayo
                  attached: np.ndarray | None = None) -> list[dict]:
     """Per link (without its attached parts): identified and prior mass, their ratio, the CoM shift [m] and
     the relative change of the inertia about the CoM (Frobenius norm), identified vs ``reference``."""
-    from dynid_ros.parameters import inertia_about_com
-
     attached = np.zeros(layout.n_parameters) if attached is None else np.asarray(attached, dtype=float)
     out = []
     for k, link in enumerate(layout.links):

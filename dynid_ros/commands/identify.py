@@ -59,7 +59,7 @@ def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
         bounds=bounds,
         processing=dict(config.get("processing") or {}),
         prior_tolerance=dict(config.get("prior_tolerance") or {}),
-        strict=bool(pick(args.strict, config, "strict", False)),
+        strict=bool(pick(getattr(args, "strict", None), config, "strict", False)),
     )
 
 
