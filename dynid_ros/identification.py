@@ -34,7 +34,10 @@ METHODS = ("ols", "wls", "fbpe", "bpfc")
 @dataclass
 class IdentificationOptions:
     """Options of one identification; defaults suit a real robot (Sousa & Cortesão 2014 eq. 27 friction,
-    armature, FBPE with full physical consistency, a prior toward the nominal URDF)."""
+    armature, FBPE with full physical consistency, the nominal URDF as a prior).
+
+    ``prior_tolerance``: the ``prior_tolerance:`` mapping (:class:`dynid_ros.prior.PriorTolerances`);
+    ``strict``: fail when any base parameter is not identified instead of keeping it at the prior."""
 
     joints: list[str] | None = None
     friction: tuple[str, ...] = FRICTION_TERMS
