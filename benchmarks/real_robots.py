@@ -96,7 +96,7 @@ def run(name: str, series: JointStateSeries, urdf: Path, joints: list[str]) -> d
         "plain_ols_held_out_relative_error_per_joint": ols_per_joint,
         "feasible": bool(result.feasible),
         "solver_status": result.solver_status,
-        "not_identified": list(getattr(result, "not_identified", []) or []),
+        "not_identified": [m["description"] for m in result.not_identified],
         "link_masses": dict(zip(layout.links, masses.tolist())),
         "link_mass_ratio_to_nominal": dict(zip(layout.links, ratio.tolist())),
         "links_within_half_to_double_nominal": bool(np.all((ratio >= 0.5) & (ratio <= 2.0))),

@@ -80,7 +80,8 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
             armature=bool(section.get("armature", True)), method=section.get("method", "fbpe"),
             consistency=section.get("consistency", "full"), solver=section.get("solver", "clarabel"),
             prior=section.get("prior", "nominal"), bounds=dict(section.get("bounds") or {}),
-            processing=dict(section.get("processing") or {}))
+            processing=dict(section.get("processing") or {}),
+            prior_tolerance=dict(section.get("prior_tolerance") or {}))
         options.check()
         layout = model.layout_for(options.friction, options.armature)
         nominal = nominal_parameters(model, layout)

@@ -18,18 +18,19 @@ margin applies to the link matrix after an optional congruence by
 which leaves feasibility unchanged and makes the margin relative when scales are given
 (``scales=None``: the matrix itself, as in Sousa & Cortesão 2014).
 
-Extra bounds (Sousa & Cortesão 2014 eq. 25, 26, 28) come from :class:`Bounds`. Problems are built with
+Extra bounds (Sousa & Cortesão 2014 eq. 25, 26, 28) come from :class:`dynid_ros.bounds.Bounds`. Problems are built with
 cvxpy and solved with Clarabel (default) or SCS; the solver status is always returned.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from dynid_ros.bounds import Bounds
 from dynid_ros.errors import ConfigError, EstimationError
 from dynid_ros.parameters import ParameterLayout, inertia_matrix
 
@@ -40,6 +41,12 @@ DEFAULT_EPS = 1e-6
 
 SOLVED = ("optimal", "optimal_inaccurate")
 """cvxpy statuses with a solution."""
+
+JOINT_TERM_TOLERANCE = 1e-8
+"""Friction and armature at least ``-JOINT_TERM_TOLERANCE`` (SI units) count as non-negative: a solver's zero."""
+
+RETRY_SCALES = (1.0, 0.01)
+"""Objective scales tried, in order, with the requested solver before the other solver."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,8 +152,8 @@ def link_matrix_expressions(delta, layout: ParameterLayout, consistency: str, sc
 
 def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float, scales: np.ndarray | None = None,
                     attached: np.ndarray | None = None) -> list:
-    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link (Sousa & Cortesão 2014
-    eq. 20-23)."""
+    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link
+    (Sousa & Cortesão 2014 eq. 20-23)."""
     return [matrix >> eps * np.eye(matrix.shape[0])
             for matrix in link_matrix_expressions(delta, layout, consistency, scales, attached)]
 
@@ -156,150 +163,6 @@ def scaled_link_matrix(link_parameters: np.ndarray, consistency: str, mass: floa
     """``T M(p) T`` as a numeric matrix."""
     size = 6 if consistency == "physical" else 4
     return (scaled_basis(consistency, mass, length) @ np.asarray(link_parameters, dtype=float)).reshape(size, size)
-
-
-# --------------------------------------------------------------------------------------------
-# Bounds
-
-
-def _range(value: object, what: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)  # type: ignore[union-attr]
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"bounds: {what} must be [lo, hi], not {value!r}") from err
-    if not lo <= hi:
-        raise ConfigError(f"bounds: {what}: lower bound {lo} is above upper bound {hi}")
-    return lo, hi
-
-
-@dataclass
-class Bounds:
-    """Optional linear bounds on the parameters (Sousa & Cortesão 2014 eq. 25, 26, 28).
-
-    Attributes:
-        link_mass: link index -> (lo, hi) [kg].
-        total_mass: (lo, hi) on the sum of the identified links' masses [kg].
-        com_box: link index -> (3, 2) CoM box ``[[xlo, xhi], [ylo, yhi], [zlo, zhi]]`` in the
-            joint frame [m], imposed as ``m lo <= m c <= m hi`` (linear, Sousa & Cortesão 2014 eq. 26).
-        friction_nonnegative: viscous and Coulomb friction >= 0 (Sousa & Cortesão 2014 eq. 27-28).
-        armature_nonnegative: armature >= 0.
-    """
-
-    link_mass: dict[int, tuple[float, float]] = field(default_factory=dict)
-    total_mass: tuple[float, float] | None = None
-    com_box: dict[int, np.ndarray] = field(default_factory=dict)
-    friction_nonnegative: bool = True
-    armature_nonnegative: bool = True
-
-    KEYS = ("link_mass", "total_mass", "com_box", "friction_nonnegative", "armature_nonnegative")
-
-    @classmethod
-    def from_config(cls, mapping: Mapping | None, layout: ParameterLayout) -> Bounds:
-        """Bounds from the ``bounds:`` config mapping / CLI options.
-
-        ``link_mass`` is ``[lo, hi]`` for every link, or ``{link_name: [lo, hi], default: [lo, hi]}``;
-        ``total_mass: [lo, hi]``; ``com_box: {link_name: [[xlo, xhi], [ylo, yhi], [zlo, zhi]]}``;
-        ``friction_nonnegative`` and ``armature_nonnegative``: booleans (default true).
-        """
-        mapping = dict(mapping or {})
-        unknown = sorted(set(mapping) - set(cls.KEYS))
-        if unknown:
-            raise ConfigError(f"bounds: unknown key(s) {', '.join(map(str, unknown))}; "
-                              f"allowed: {', '.join(cls.KEYS)}")
-        out = cls()
-        links = list(layout.links)
-
-        def link_index(name: object, what: str) -> int:
-            if name not in links:
-                raise ConfigError(f"bounds: {what}: unknown link {name!r} (identified links: {', '.join(links)})")
-            return links.index(name)
-
-        masses = mapping.get("link_mass")
-        if isinstance(masses, Mapping):
-            default = masses.get("default")
-            if default is not None:
-                out.link_mass = dict.fromkeys(range(len(links)), _range(default, "link_mass.default"))
-            for name, value in masses.items():
-                if name != "default":
-                    out.link_mass[link_index(name, "link_mass")] = _range(value, f"link_mass.{name}")
-        elif masses is not None:
-            out.link_mass = dict.fromkeys(range(len(links)), _range(masses, "link_mass"))
-        if mapping.get("total_mass") is not None:
-            out.total_mass = _range(mapping["total_mass"], "total_mass")
-        boxes = mapping.get("com_box")
-        if boxes is not None:
-            if not isinstance(boxes, Mapping):
-                raise ConfigError("bounds: com_box must map link names to [[xlo, xhi], [ylo, yhi], [zlo, zhi]]")
-            for name, value in boxes.items():
-                k = link_index(name, "com_box")
-                try:
-                    rows = list(value)
-                except TypeError as err:
-                    raise ConfigError(f"bounds: com_box.{name} must be [[xlo, xhi], [ylo, yhi], [zlo, zhi]]") from err
-                if len(rows) != 3:
-                    raise ConfigError(f"bounds: com_box.{name} must be [[xlo, xhi], [ylo, yhi], [zlo, zhi]]")
-                out.com_box[k] = np.array([_range(r, f"com_box.{name}[{a}]") for a, r in zip("xyz", rows)])
-        for key in ("friction_nonnegative", "armature_nonnegative"):
-            if key in mapping:
-                if not isinstance(mapping[key], bool):
-                    raise ConfigError(f"bounds: {key} must be true or false, not {mapping[key]!r}")
-                setattr(out, key, mapping[key])
-        return out
-
-    def constraints(self, delta, layout: ParameterLayout, scale: np.ndarray | None = None) -> list:
-        """cvxpy constraints on the expression ``delta`` (rows divided by ``scale`` of their main parameter)."""
-        import cvxpy as cp
-
-        scale = np.ones(layout.n_parameters) if scale is None else scale
-        out = []
-        for k, (lo, hi) in self.link_mass.items():
-            i = layout.link_slice(k).start
-            out += [delta[i] / scale[i] >= lo / scale[i], delta[i] / scale[i] <= hi / scale[i]]
-        if self.total_mass is not None:
-            idx = layout.indices("m")
-            s = float(np.sum(scale[idx]))
-            total = cp.sum(delta[idx]) / s
-            out += [total >= self.total_mass[0] / s, total <= self.total_mass[1] / s]
-        for k, box in self.com_box.items():
-            i = layout.link_slice(k).start
-            for a in range(3):
-                first = delta[i + 1 + a] / scale[i + 1 + a]
-                mass = delta[i] / scale[i + 1 + a]
-                out += [first >= box[a, 0] * mass, first <= box[a, 1] * mass]
-        for symbol in self._nonnegative(layout):
-            idx = layout.indices(symbol)
-            out.append(delta[idx] / scale[idx] >= 0)
-        return out
-
-    def _nonnegative(self, layout: ParameterLayout) -> list[str]:
-        symbols = ["fv", "fc"] if self.friction_nonnegative else []
-        symbols += ["Ia"] if self.armature_nonnegative else []
-        return [s for s in symbols if s in layout.joint_terms]
-
-    def violations(self, delta: np.ndarray, layout: ParameterLayout, tol: float = 1e-9) -> list[str]:
-        """Readable list of the bounds ``delta`` violates (beyond ``tol``, relative where it applies)."""
-        delta = np.asarray(delta, dtype=float)
-        out = []
-        for k, (lo, hi) in self.link_mass.items():
-            m = delta[layout.link_slice(k).start]
-            if not lo - tol * max(1.0, abs(lo)) <= m <= hi + tol * max(1.0, abs(hi)):
-                out.append(f"link {layout.links[k]}: mass {m:.6g} outside [{lo}, {hi}]")
-        if self.total_mass is not None:
-            total = float(np.sum(delta[layout.indices("m")]))
-            lo, hi = self.total_mass
-            if not lo - tol * max(1.0, lo) <= total <= hi + tol * max(1.0, hi):
-                out.append(f"total mass {total:.6g} outside [{lo}, {hi}]")
-        for k, box in self.com_box.items():
-            p = delta[layout.link_slice(k)]
-            for a in range(3):
-                slack = tol * max(1.0, abs(p[0]))
-                if not box[a, 0] * p[0] - slack <= p[1 + a] <= box[a, 1] * p[0] + slack:
-                    out.append(f"link {layout.links[k]}: CoM {'xyz'[a]} outside [{box[a, 0]}, {box[a, 1]}]")
-        for symbol in self._nonnegative(layout):
-            for j, i in enumerate(layout.indices(symbol)):
-                if delta[i] < -tol:
-                    out.append(f"joint {layout.joints[j]}: {symbol} = {delta[i]:.3g} < 0")
-        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,17 +182,17 @@ def min_eigenvalues(delta: np.ndarray, layout: ParameterLayout, consistency: str
 
 
 def is_feasible(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full", tol: float = 0.0,
-                attached: np.ndarray | None = None) -> bool:
+                attached: np.ndarray | None = None, joint_tol: float = JOINT_TERM_TOLERANCE) -> bool:
     """True when every link matrix (of ``delta - attached``: the links without their known attached
     parts) has all eigenvalues ``> -tol`` (default: positive definite) and viscous friction, Coulomb
-    friction and armature are ``>= -tol``."""
+    friction and armature are ``>= -max(tol, joint_tol)`` (a solver's zero)."""
     delta = np.asarray(delta, dtype=float)
     if not np.all(np.isfinite(delta)):
         return False
     if np.any(min_eigenvalues(delta, layout, consistency, attached) <= -tol):
         return False
     nonnegative = [i for s in ("fv", "fc", "Ia") for i in layout.indices(s)]
-    return bool(np.all(delta[nonnegative] >= -tol)) if nonnegative else True
+    return bool(np.all(delta[nonnegative] >= -max(tol, joint_tol))) if nonnegative else True
 
 
 # --------------------------------------------------------------------------------------------
@@ -356,6 +219,31 @@ def solve(problem, solver: str) -> tuple[str, float]:
     except (cp.error.DCPError, ValueError) as err:  # a bug in the problem, not in the data
         raise EstimationError(f"{solver}: invalid problem: {err}") from err
     return str(problem.status), time.perf_counter() - start
+
+
+def solve_until_optimal(problem: Callable[[float], object], solver: str, variable
+                        ) -> tuple[str | None, float, dict[str, str]]:
+    """Solve ``problem(scale)`` (a cvxpy problem with its objective times ``scale``) until a status is
+    ``optimal``: each of ``RETRY_SCALES`` with ``solver``, then the other solver. Returns the status of
+    the attempt kept (an ``optimal`` one, else the first ``optimal_inaccurate``, else None), the total
+    solve time and every attempt's status; ``variable`` holds the kept attempt's value."""
+    other = next(name for name in SOLVERS if name != str(solver).lower())
+    attempts: dict[str, str] = {}
+    kept: tuple[str, np.ndarray] | None = None
+    total = 0.0
+    plan = [(str(solver).lower(), scale) for scale in RETRY_SCALES] + [(other, 1.0)]
+    for name, scale in plan:
+        status, seconds = solve(problem(scale), name)
+        total += seconds
+        attempts[f"{name} x{scale:g}"] = status
+        if status == "optimal":
+            return status, total, attempts
+        if status in SOLVED and kept is None and variable.value is not None:
+            kept = (status, np.array(variable.value))
+    if kept is None:
+        return None, total, attempts
+    variable.value = kept[1]
+    return kept[0], total, attempts
 
 
 def solver_name(solver: str) -> str:
@@ -443,10 +331,10 @@ def bpfc(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: fl
     bounds = bounds or Bounds()
     constraints = [*lmi_constraints(delta, layout, consistency, eps, attached=attached),
                    *bounds.constraints(delta, layout)]
-    problem = cp.Problem(cp.Minimize(cp.norm(K @ delta - beta, 2)), constraints)
-    status, seconds = solve(problem, solver)
-    if status not in SOLVED:
-        return FeasibilityCorrection(None, float("nan"), None, status, seconds)
+    status, seconds, attempts = solve_until_optimal(
+        lambda scale: cp.Problem(cp.Minimize(scale * cp.norm(K @ delta - beta, 2)), constraints), solver, delta)
+    if status is None:
+        return FeasibilityCorrection(None, float("nan"), None, next(iter(attempts.values())), seconds)
     value = np.array(delta.value)
     corrected = K @ value
     return FeasibilityCorrection(corrected, float(np.linalg.norm(corrected - beta)), value, status, seconds)

@@ -7,7 +7,6 @@ parameters with their uncertainties, and the fit on the identification window.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,29 +15,29 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid_ros import estimators, feasibility
 from dynid_ros.base_parameters import BaseParameters, compute_base_parameters
-from dynid_ros.errors import ConfigError, DataError, IdentifiabilityError
+from dynid_ros.bounds import Bounds
+from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
+from dynid_ros.estimators import relative_std
+from dynid_ros.feasibility import CONSISTENCIES, SOLVERS
+from dynid_ros.identifiability import MOSTLY_UNIDENTIFIED, not_identified
 from dynid_ros.joint_states import JointStateSeries
 from dynid_ros.model import RobotModel, load_model, nominal_parameters
 from dynid_ros.parameters import FRICTION_TERMS, ParameterLayout, parse_friction
+from dynid_ros.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.regressor import regressor
 from dynid_ros.urdf_writer import attached_parameters
 
-LOG = logging.getLogger(__name__)
-
 METHODS = ("ols", "wls", "fbpe", "bpfc")
-CONSISTENCIES = ("physical", "full")
-SOLVERS = ("clarabel", "scs")
-
-IDENTIFIABILITY_TOLERANCE = 1e-7
-"""A base parameter whose scaled regressor column adds less than this (relative |R_ii| of a
-pivoted QR) is not identifiable from the data."""
-
 
 @dataclass
 class IdentificationOptions:
     """Options of one identification; defaults suit a real robot (Sousa & Cortesão 2014 eq. 27 friction,
-    armature, FBPE with full physical consistency, a prior toward the nominal URDF)."""
+    armature, FBPE with full physical consistency, the nominal URDF as a prior).
+
+    ``prior_tolerance``: the ``prior_tolerance:`` mapping (:class:`dynid_ros.prior.PriorTolerances`);
+    ``strict``: fail when any base parameter is not identified instead of keeping it at the prior."""
 
     joints: list[str] | None = None
     friction: tuple[str, ...] = FRICTION_TERMS
@@ -53,6 +52,8 @@ class IdentificationOptions:
     prior: str = "nominal"
     bounds: dict = field(default_factory=dict)
     processing: dict = field(default_factory=dict)
+    prior_tolerance: dict = field(default_factory=dict)
+    strict: bool = False
 
     def check(self) -> None:
         """Raise ConfigError for invalid choices."""
@@ -85,6 +86,10 @@ class IdentificationResult:
     options: IdentificationOptions
     warnings: list[str] = field(default_factory=list)
     processing: dict = field(default_factory=dict)
+    not_identified: list[dict] = field(default_factory=list)
+    realism: list[dict] = field(default_factory=list)
+    delta_std: np.ndarray | None = None
+    residual_inflation: float = 1.0
 
 
 class StageTimer:
@@ -132,29 +137,14 @@ def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
     return (np.abs(dq) >= min_speed).reshape(-1) if min_speed > 0 else np.ones(dq.size, dtype=bool)
 
 
-def check_identifiability(w_b: np.ndarray, base: BaseParameters) -> None:
-    """Raise IdentifiabilityError naming the base parameters the data does not excite."""
-    import scipy.linalg
-
-    norms = np.linalg.norm(w_b, axis=0)
-    dead = np.flatnonzero(norms <= 1e-12 * max(norms.max(), 1e-300))
-    scaled = w_b / np.where(norms > 0, norms, 1.0)
-    _, r, piv = scipy.linalg.qr(scaled, mode="economic", pivoting=True)
-    diag = np.abs(np.diag(r))
-    weak = piv[diag < IDENTIFIABILITY_TOLERANCE * max(diag.max(), 1e-300)]
-    bad = sorted(set(dead.tolist()) | set(weak.tolist()))
-    if bad:
-        names = [f"beta{i + 1} = {base.expressions[i]}" for i in bad[:6]]
-        more = f" and {len(bad) - 6} more" if len(bad) > 6 else ""
-        raise IdentifiabilityError(f"too little excitation: {len(bad)} base parameter(s) not identifiable from this "
-                                   f"data: {'; '.join(names)}{more}")
-
-
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,
              dh: str | Path | None = None, model: RobotModel | None = None,
              timer: StageTimer | None = None, xacro_args: list[str] | None = None) -> IdentificationResult:
-    """Identify the parameters of the robot from recorded joint states (``xacro_args``: of a ``.urdf.xacro``)."""
-    from dynid_ros import estimators, feasibility
+    """Identify the parameters of the robot from recorded joint states (``xacro_args``: of a ``.urdf.xacro``).
+
+    Base parameters the data do not identify are kept at the prior, named in a warning and in
+    ``not_identified`` (an error with ``options.strict``, or when they are most of them). A result of a
+    feasible method (FBPE, BPFC) that fails its own feasibility check is an error, never an output."""
     from dynid_ros.signal_processing import ProcessingOptions, process
 
     options.check()
@@ -183,37 +173,87 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
             tau = np.where(kept, tau, 0.0)
             warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
                             f"(|q'| < {processing.min_speed} rad/s)")
-        check_identifiability(w_b, base)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
-    bounds = feasibility.Bounds.from_config(options.bounds, layout) if options.bounds else None
+    prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
+                      joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    with timer.stage("identifiability"):
+        missing = not_identified(w_b, tau, base, prior.mean, prior.covariance)
+        _check_excitation(missing, base.n_base, options.strict)
+        if missing:
+            warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "
+                            + "; ".join(f"{m.description} ({m.name})" for m in missing))
+    bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
-        wls_fit = estimators.wls(w_b, tau, model.n_dof) if options.method in ("wls", "fbpe") else None
-        ols_fit = estimators.ols(w_b, tau, model.n_dof)
-        stats = wls_fit or ols_fit
-        weights = wls_fit.weights if (wls_fit is not None and options.method == "fbpe") else None
-        if options.method in ("ols", "wls"):
-            beta = stats.beta
-            delta = _closest_standard(base, beta, nominal)
-            status = "optimal"
-        elif options.method == "bpfc":
-            corrected = feasibility.bpfc(base.K, ols_fit.beta, consistency=options.consistency, layout=layout,
-                                         bounds=bounds, solver=options.solver, attached=attached)
-            beta, delta, status = corrected.beta, corrected.delta, corrected.status
-        else:
-            fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
-                                  weights=weights, solver=options.solver, attached=attached,
-                                  prior=nominal if options.prior == "nominal" else None)
-            beta, delta, status = fit.beta, fit.delta, fit.status
-        if status not in ("optimal",):
-            warnings.append(f"solver status {status}: the estimate may be inaccurate")
+        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached,
+                             {m.index: m.value for m in missing})
+    beta, delta, status, beta_std = estimate.beta, estimate.delta, estimate.status, estimate.beta_std
+    if status != "optimal":
+        warnings.append(f"solver status {status}: the estimate may be inaccurate")
     with timer.stage("evaluate"):
         tau_hat = (w @ delta).reshape(-1, model.n_dof)
         err, err_joint = relative_error(data.tau_raw, tau_hat)
-        feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency, attached=attached))
-    return IdentificationResult(model, layout, base, delta, beta, stats.rel_std, nominal, feasible, status, err,
-                                err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
-                                asdict(processing))
+        feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency, attached=attached)
+                        and not bounds.violations(delta, layout, tol=1e-6))
+        if options.method in FEASIBLE_METHODS and not feasible:
+            raise EstimationError(f"{options.method}: the estimate fails its own physical-consistency or bound "
+                                  "check; nothing written")
+        realism = link_realism(delta, nominal, layout, attached)
+        warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
+                     f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
+    return IdentificationResult(model, layout, base, delta, beta, relative_std(beta_std, beta), nominal, feasible,
+                                status, err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
+                                asdict(processing), [m.to_dict() for m in missing], realism, estimate.delta_std,
+                                estimate.inflation)
+
+
+FEASIBLE_METHODS = ("fbpe", "bpfc")
+"""Methods whose result must pass the feasibility check."""
+
+
+def _check_excitation(missing: list, n_base: int, strict: bool) -> None:
+    """IdentifiabilityError when the data identify nearly nothing, or any parameter is missing with ``strict``."""
+    if not missing or (not strict and len(missing) <= MOSTLY_UNIDENTIFIED * n_base):
+        return
+    names = [f"{m.name} = {m.expression} ({m.description})" for m in missing[:6]]
+    more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+    why = "" if strict else f" (more than {MOSTLY_UNIDENTIFIED:.0%} of {n_base})"
+    raise IdentifiabilityError(f"too little excitation: {len(missing)} base parameter(s) not identifiable from this "
+                               f"data{why}: {'; '.join(names)}{more}")
+
+
+@dataclass
+class _Estimate:
+    beta: np.ndarray
+    delta: np.ndarray
+    status: str
+    beta_std: np.ndarray
+    delta_std: np.ndarray | None
+    inflation: float
+
+
+def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
+              layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
+              fixed: dict[int, float]) -> _Estimate:
+    """Run the chosen estimator; the standard deviations are those of the estimate returned."""
+    n_dof = layout.n_dof
+    if options.method in ("ols", "wls"):
+        fit = (estimators.ols if options.method == "ols" else estimators.wls)(w_b, tau, n_dof, fixed=fixed)
+        return _Estimate(fit.beta, _closest_standard(base, fit.beta, prior.mean), "optimal", fit.std, None,
+                         fit.inflation)
+    if options.method == "bpfc":
+        fit = estimators.ols(w_b, tau, n_dof, fixed=fixed)
+        corrected = feasibility.bpfc(base.K, fit.beta, consistency=options.consistency, layout=layout,
+                                     bounds=bounds, solver=options.solver, attached=attached)
+        if corrected.beta is None:
+            raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
+                                  f"and the bounds (solver status {corrected.status})")
+        return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
+    weights = estimators.wls(w_b, tau, n_dof, fixed=fixed).weights
+    fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds, weights=weights,
+                          solver=options.solver, attached=attached, fixed=fixed,
+                          prior=prior if options.prior == "nominal" else None)
+    return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation)
 
 
 def _closest_standard(base: BaseParameters, beta: np.ndarray, nominal: np.ndarray) -> np.ndarray:

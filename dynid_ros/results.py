@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 
 from dynid_ros import __version__
-from dynid_ros.errors import DataError
+from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.identification import IdentificationResult
 from dynid_ros.output_paths import RESULT, check_output, mark
 from dynid_ros.parameters import LINK_PARAMETER_NAMES, inertia_about_com
@@ -78,6 +78,9 @@ def report_dict(result: IdentificationResult) -> dict:
         "link_masses": dict(zip(result.layout.links, masses)),
         "total_mass": float(sum(masses)),
         "window": {"start": result.options.start, "end": result.options.end},
+        "not_identified": result.not_identified,
+        "link_realism": result.realism,
+        "residual_inflation": result.residual_inflation,
         "warnings": result.warnings,
         "dynid_ros_version": __version__,
     }
@@ -97,10 +100,13 @@ def parameters_dict(result: IdentificationResult) -> dict:
                             "iyy": float(i_com[1, 1]), "iyz": float(i_com[1, 2]), "izz": float(i_com[2, 2])},
             "parameters": dict(zip(LINK_PARAMETER_NAMES, (float(v) for v in params))),
         }
+        if result.delta_std is not None:  # posterior of the MAP estimate (dynid_ros.estimators)
+            links[link]["mass_rel_std_percent"] = _finite(100.0 * result.delta_std[layout.link_slice(k)][0] / mass)
     joints = {joint: {t: float(delta[layout.joint_index(j, t)]) for t in layout.joint_terms}
               for j, joint in enumerate(layout.joints)}
+    kept = {m["name"] for m in result.not_identified}
     base = [{"name": f"beta{i + 1}", "expression": expr, "value": float(result.beta[i]),
-             "rel_std_percent": _finite(result.beta_rel_std[i])}
+             "rel_std_percent": _finite(result.beta_rel_std[i]), "identified": f"beta{i + 1}" not in kept}
             for i, expr in enumerate(result.base.expressions)]
     model = result.model
     source = model.urdf_path or getattr(model, "source", None)
@@ -115,13 +121,16 @@ def parameters_dict(result: IdentificationResult) -> dict:
                     "solver": result.options.solver, "friction": list(layout.friction),
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
                     "start": result.options.start, "end": result.options.end,
-                    "effort_scale": result.options.effort_scale, "bounds": result.options.bounds},
+                    "effort_scale": result.options.effort_scale, "bounds": result.options.bounds,
+                    "prior_tolerance": result.options.prior_tolerance, "strict": result.options.strict},
         "processing": result.processing,
         "links": links,
         "joints": joints,
         "base_parameters": base,
         "parameter_vector": {"names": layout.names, "values": [float(v) for v in delta],
-                             "nominal": [float(v) for v in result.nominal]},
+                             "nominal": [float(v) for v in result.nominal],
+                             "std": None if result.delta_std is None else [float(v) for v in result.delta_std]},
+        "not_identified": result.not_identified,
     }
 
 
@@ -141,12 +150,32 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
     def fill(tmp: Path) -> None:
         if result.model.urdf_xml is not None:
             warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
+            if result.feasible:
+                check_written_urdf(result, tmp / URDF_FILE)
         result.warnings.extend(warnings)
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
         (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
 
     atomic_directory(out, fill, RESULT, inputs)
     return warnings
+
+
+def check_written_urdf(result: IdentificationResult, path: Path) -> None:
+    """Raise EstimationError unless the URDF at ``path``, read back, is physically consistent (the result's
+    consistency level, every identified link without its attached parts): ``feasible`` is a claim about
+    the file a user loads, not only about the estimate."""
+    from dynid_ros.feasibility import min_eigenvalues
+    from dynid_ros.model import load_model, nominal_parameters
+    from dynid_ros.urdf_writer import attached_parameters
+
+    model = load_model(urdf=path, joints=list(result.layout.joints))
+    layout = model.layout_for(result.layout.friction, result.layout.armature)
+    lowest = min_eigenvalues(nominal_parameters(model, layout), layout, result.options.consistency,
+                             attached_parameters(model, layout))
+    bad = [f"{link} ({value:.3g})" for link, value in zip(layout.links, lowest) if value <= 0]
+    if bad:
+        raise EstimationError(f"the identified URDF fails the {result.options.consistency} consistency check "
+                              f"(smallest eigenvalue of link {', '.join(bad)}); nothing written")
 
 
 def load_parameters(result_dir: Path) -> dict:

@@ -131,7 +131,7 @@ def test_fbpe_prior_resolves_the_unidentifiable_part():
     tau = w @ truth
     with_prior = estimators.fbpe(w_b, tau, base.K, layout, prior=prior)
     without = estimators.fbpe(w_b, tau, base.K, layout)
-    assert with_prior.status == "optimal" and with_prior.stage_status == {"fit": "optimal", "prior": "optimal"}
+    assert with_prior.status == "optimal" and with_prior.stage_status == {"clarabel x1": "optimal"}
     assert np.max(np.abs(with_prior.delta[masses] - prior[masses])) < 1e-3
     assert np.max(np.abs(without.delta[masses] - prior[masses])) > 0.05  # arbitrary without a prior
     for fit in (with_prior, without):
@@ -255,3 +255,86 @@ def test_compression_keeps_every_residual_exactly():
     per_joint_direct = np.linalg.norm((tau - w_b @ beta).reshape(-1, 7), axis=0)
     assert np.allclose(blocks.residual_norms(beta), per_joint_direct, rtol=1e-9)
     assert np.allclose(estimators.ols(w_b, tau, 7).beta, np.linalg.lstsq(w_b, tau, rcond=None)[0], rtol=1e-7)
+
+
+def _ar1(rng: np.random.Generator, n: int, phi: float, columns: int) -> np.ndarray:
+    """AR(1) noise of unit variance per column: ``tau_int = (1 + phi) / (1 - phi)``."""
+    e = np.zeros((n, columns))
+    innovation = rng.normal(0.0, np.sqrt(1.0 - phi**2), (n, columns))
+    e[0] = rng.normal(size=columns)
+    for i in range(1, n):
+        e[i] = phi * e[i - 1] + innovation[i]
+    return e
+
+
+def test_integrated_autocorrelation_time_of_ar1_noise():
+    from dynid_ros.residual_model import integrated_autocorrelation_time, residual_inflation
+
+    rng = np.random.default_rng(11)
+    assert integrated_autocorrelation_time(rng.normal(size=5000)) == pytest.approx(1.0, abs=0.15)
+    e = _ar1(rng, 20000, 0.8, 2)
+    assert integrated_autocorrelation_time(e[:, 0]) == pytest.approx(9.0, rel=0.2)
+    assert residual_inflation(e) == pytest.approx(9.0, rel=0.2)
+
+
+def test_ols_std_is_honest_under_correlated_residuals():
+    """With AR(1) residuals (tau_int = 9) the white-noise std of Sousa & Cortesão 2014 eq. 81 is 3x too small;
+    the autocorrelation-corrected std matches the spread of the estimates. (On short records the residual's
+    tau_int is biased low, the fit absorbs part of the correlated noise: 600 samples give a spread of 1.35.)"""
+    model, layout, base, truth, _, _ = synthetic("ur5")
+    rng = np.random.default_rng(12)
+    w_b = base.project(regressor(model, layout, *fourier_trajectory(6, 3000, rng)))
+    exact = w_b @ (base.K @ truth)
+    z, z_white = [], []
+    for _ in range(15):
+        noise = 0.02 * _ar1(rng, 3000, 0.8, 6).reshape(-1)
+        fit = estimators.ols(w_b, exact + noise, layout.n_dof)
+        z.append((fit.beta - base.K @ truth) / fit.std)
+        z_white.append((fit.beta - base.K @ truth) / (fit.std / np.sqrt(fit.inflation)))
+    assert 0.8 < np.std(z) < 1.25
+    assert np.std(z_white) > 2.0
+
+
+def test_fixed_base_parameters_stay_at_their_value_in_every_estimator():
+    _, layout, base, truth, w_b, w = synthetic("ur5")
+    tau = w @ truth + np.random.default_rng(13).normal(0.0, 0.02, w.shape[0])
+    beta = base.K @ truth
+    fixed = {3: 1.5 * beta[3], 10: 0.0}
+    for fit in (estimators.ols(w_b, tau, 6, fixed=fixed), estimators.wls(w_b, tau, 6, fixed=fixed)):
+        assert fit.beta[3] == 1.5 * beta[3] and fit.beta[10] == 0.0
+        assert np.isinf(fit.std[3]) and np.isinf(fit.rel_std[10])  # not identified: no precision claimed
+    prior = feasibility_prior = truth.copy()
+    feasible = estimators.fbpe(w_b, tau, base.K, layout, prior=feasibility_prior, fixed=fixed)
+    assert feasible.beta[3] == pytest.approx(1.5 * beta[3], rel=1e-6, abs=1e-8)
+    assert abs(feasible.beta[10]) < 1e-7
+    assert feasibility.is_feasible(feasible.delta, layout)
+    assert prior is feasibility_prior
+
+
+def test_fbpe_answer_violating_a_constraint_is_an_error_not_clipped():
+    _, layout, base, truth, _, _ = synthetic("ur5")
+    bad = truth.copy()
+    bad[layout.joint_index(2, "fv")] = -1e-3  # a solver answer below the friction bound
+    size = np.ones(layout.n_parameters)
+    with pytest.raises(EstimationError, match="violates its constraints: joint .*fv"):
+        estimators.check_solution(bad, layout, "full", feasibility.Bounds(), None, size)
+    estimators.check_solution(truth, layout, "full", feasibility.Bounds(), None, size)  # a good one passes
+
+
+def test_map_keeps_poorly_determined_directions_near_the_prior():
+    """Few noisy samples: the feasible fit without prior drifts to unrealistic link masses with the same
+    residual; the MAP estimate keeps them near the prior (here the truth) at a residual as small."""
+    model, layout, base, truth, _, _ = synthetic("panda")
+    rng = np.random.default_rng(14)
+    q, dq, ddq = fourier_trajectory(7, 60, rng)
+    w = regressor(model, layout, q, dq, ddq)
+    w_b = base.project(w)
+    tau = w @ truth + rng.normal(0.0, 0.5, w.shape[0])
+    free = estimators.fbpe(w_b, tau, base.K, layout)
+    with_prior = estimators.fbpe(w_b, tau, base.K, layout, prior=truth)
+    masses = layout.indices("m")
+    drift = (lambda fit: np.max(np.abs(np.log(fit.delta[masses] / truth[masses]))))  # noqa: E731
+    assert drift(free) > np.log(2.0)
+    assert drift(with_prior) < np.log(1.5)
+    assert with_prior.objective < 1.1 * free.objective
+    assert with_prior.delta_std is not None and np.all(with_prior.delta_std[masses] <= 1.001 * 0.25 * truth[masses])

@@ -215,3 +215,38 @@ def test_bad_arguments():
         feasibility.bpft(k[:, :25], BETA_T1)
     with pytest.raises(ConfigError, match="beta has 3 entries"):
         feasibility.bpfc(k, BETA_T1[:3])
+
+
+def test_a_non_optimal_status_is_retried_with_the_other_solver():
+    """``solve_until_optimal``: an attempt that does not reach ``optimal`` (here: the requested solver is handed
+    an infeasible variant) is followed by the next one, and every attempt's status is reported."""
+    import cvxpy as cp
+
+    x = cp.Variable(2)
+
+    def problem(scale: float) -> cp.Problem:
+        upper = -1.0 if scale == 1.0 else 3.0  # the first attempt is infeasible
+        return cp.Problem(cp.Minimize(scale * cp.sum_squares(x - 1.0)), [x >= 0.0, x <= upper])
+
+    status, seconds, attempts = feasibility.solve_until_optimal(problem, "clarabel", x)
+    assert status == "optimal" and np.allclose(x.value, 1.0, atol=1e-6) and seconds > 0
+    assert attempts == {"clarabel x1": "infeasible", "clarabel x0.01": "optimal"}
+    none, _, attempts = feasibility.solve_until_optimal(
+        lambda scale: cp.Problem(cp.Minimize(cp.sum(x)), [x >= 1.0, x <= 0.0]), "clarabel", x)
+    assert none is None and list(attempts) == ["clarabel x1", "clarabel x0.01", "scs x1"]
+
+
+def test_bounds_are_parsed_in_their_own_module_and_checked_not_clipped():
+    """The ``bounds:`` mapping lives in dynid_ros.bounds (the LMI mathematics stay in feasibility); the
+    non-negative terms are public; a violation is reported relative to each term's scale."""
+    from dynid_ros import bounds, identification
+
+    assert feasibility.Bounds is bounds.Bounds
+    assert identification.CONSISTENCIES is feasibility.CONSISTENCIES and identification.SOLVERS is feasibility.SOLVERS
+    assert not hasattr(identification, "LOG")
+    b = bounds.Bounds()
+    assert b.nonnegative_symbols(LAYOUT) == ["fv", "fc", "Ia"]
+    delta = np.concatenate([random_body(np.random.default_rng(9)), random_body(np.random.default_rng(10)),
+                            [0.1, -1e-7, 0.01, 0.3, 0.4, 0.02]])
+    assert b.violations(delta, LAYOUT, tol=1e-6) == []
+    assert b.violations(delta, LAYOUT, tol=1e-8) == ["joint j1: fc = -1e-07 < 0"]

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")
+    parser.add_argument("--strict", action="store_true", default=None,
+                        help="fail when any base parameter is not identified by the data (default: keep it at the "
+                             "prior, warn and go on)")
     parser.add_argument("--config", default=None, help="robot config YAML (section 'identification')")
     parser.add_argument("--out", required=True, help="output directory: new, or an earlier result (rewritten); "
                         "never an existing directory of anything else, nor one holding the bag or URDF")
@@ -56,6 +59,8 @@ def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
         prior=pick(args.prior, config, "prior", defaults.prior),
         bounds=bounds,
         processing=dict(config.get("processing") or {}),
+        prior_tolerance=dict(config.get("prior_tolerance") or {}),
+        strict=bool(pick(getattr(args, "strict", None), config, "strict", False)),
     )
 
 

@@ -140,7 +140,7 @@ def run_case(name: str, robot: str = "panda", seed: int = 0, cycles: int = 1, pr
         "solver_status": result.solver_status,
         "link_mass_ratio_to_truth": dict(zip(layout.links, mass_ratio.tolist())),
         "link_masses_within_half_to_double": bool(np.all((mass_ratio >= 0.5) & (mass_ratio <= 2.0))),
-        "not_identified": list(getattr(result, "not_identified", []) or []),
+        "not_identified": [m["description"] for m in result.not_identified],
         "warnings": list(result.warnings),
         "seconds": time.perf_counter() - start,
     }

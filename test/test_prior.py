@@ -1,0 +1,55 @@
+"""The CAD prior of FBPE (dynid_ros.prior): tolerances, the propagated covariance, realism per link."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dynid_ros.errors import ConfigError
+from dynid_ros.parameters import ParameterLayout, link_parameters
+from dynid_ros.prior import PriorTolerances, cad_prior, link_realism
+
+LAYOUT = ParameterLayout(("j1",), ("l1",), ("viscous",), True)
+BODY = link_parameters(2.0, np.array([0.05, -0.02, 0.2]), np.diag([0.02, 0.03, 0.01]))
+
+
+def test_tolerances_from_config():
+    tol = PriorTolerances.from_config({"mass": 0.1, "com": 0.01})
+    assert (tol.mass, tol.com, tol.inertia, tol.joint) == (0.1, 0.01, 0.5, 1.0)
+    with pytest.raises(ConfigError, match="unknown key"):
+        PriorTolerances.from_config({"masses": 0.1})
+    with pytest.raises(ConfigError, match="must be > 0"):
+        PriorTolerances.from_config({"com": -1})
+
+
+def test_covariance_is_the_tolerances_propagated_through_the_parallel_axis_theorem():
+    """Monte Carlo over independent mass, CoM and inertia-about-CoM errors matches the propagated covariance."""
+    tol = PriorTolerances(mass=0.05, com=0.005, inertia=0.05)
+    nominal = np.concatenate([BODY, [0.0, 0.0]])
+    prior = cad_prior(nominal, LAYOUT, tol, joint_scales=np.array([0.0] * 10 + [2.0, 0.5]))
+    assert prior.std[0] == pytest.approx(0.05 * 2.0)
+    assert np.allclose(prior.mean[:10], BODY) and np.all(prior.mean[10:] == 0)
+    assert np.allclose(prior.std[10:], [2.0, 0.5])
+    rng = np.random.default_rng(0)
+    rotational = (0.02 + 0.03 + 0.01) / 3
+    samples = []
+    for _ in range(4000):
+        e = rng.normal(0.0, tol.inertia * rotational, 6)
+        inertia = np.diag([0.02, 0.03, 0.01]) + np.array([[e[0], e[1], e[3]], [e[1], e[2], e[4]], [e[3], e[4], e[5]]])
+        samples.append(link_parameters(2.0 + rng.normal(0.0, 0.1), np.array([0.05, -0.02, 0.2])
+                                       + rng.normal(0.0, tol.com, 3), inertia))
+    empirical = np.cov(np.array(samples).T)
+    assert np.allclose(np.sqrt(np.diag(empirical)), prior.std[:10], rtol=0.1)
+    corr = (lambda c: c / np.sqrt(np.outer(np.diag(c), np.diag(c))))  # noqa: E731
+    assert np.allclose(corr(empirical), corr(prior.cov[:10, :10]), atol=0.08)  # e.g. m and m z move together
+    assert corr(prior.cov[:10, :10])[0, 3] > 0.5
+
+
+def test_link_realism_compares_each_link_without_its_attached_part():
+    attached = np.concatenate([link_parameters(1.0, np.zeros(3), np.eye(3) * 1e-3), [0.0, 0.0]])
+    nominal = np.concatenate([BODY, [0.0, 0.0]]) + attached
+    heavier = nominal.copy()
+    heavier[:10] = link_parameters(5.0, np.array([0.05, -0.02, 0.25]), np.diag([0.02, 0.03, 0.01])) + attached[:10]
+    (row,) = link_realism(heavier, nominal, LAYOUT, attached)
+    assert row["prior_mass"] == pytest.approx(2.0) and row["mass_ratio"] == pytest.approx(2.5)
+    assert not row["realistic_mass"] and row["com_shift_m"] == pytest.approx(0.05, rel=1e-6)
