@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 
 from dynid_ros import __version__
-from dynid_ros.errors import ConfigError, DataError, EstimationError
+from dynid_ros.errors import DataError, EstimationError
 from dynid_ros.identification import IdentificationResult
 from dynid_ros.output_paths import RESULT, check_output, mark
 from dynid_ros.parameters import LINK_PARAMETER_NAMES, inertia_about_com
