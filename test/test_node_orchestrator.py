@@ -112,7 +112,7 @@ def panda_trajectory(tmp_path, period):
 def recorder_and_excitation(spinner, tmp_path, trajectory):
     spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(bag_path=str(tmp_path / "bag"))))
     spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(
-        trajectory_file=str(trajectory), mode="topic", wait_timeout=2.0)))
+        robot="panda", trajectory_file=str(trajectory), mode="topic", wait_timeout=2.0)))
 
 
 def test_stale_done_of_an_earlier_run_is_ignored_and_identification_has_a_deadline(spinner, tmp_path):
@@ -158,7 +158,7 @@ def test_an_unanswered_call_aborts_after_service_timeout(spinner, tmp_path):
     robot = Robot(spinner, pose)
     recorder = StandIn(spinner, "recorder_node", {"start": None, "stop": (True, "stopped")})
     spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(
-        trajectory_file=str(trajectory), mode="topic")))
+        robot="panda", trajectory_file=str(trajectory), mode="topic")))
     StandIn(spinner, "identification_node", {"identify": (True, "identifying")})
     spinner.add(OrchestratorNode(context=spinner.context, parameter_overrides=params(service_timeout=1.0)))
     last = robot.wait_until_ended()
