@@ -44,6 +44,10 @@ class SignSearchOptions:
         noise_factor: ... or below ``noise_factor`` times the joint's noise level (robust std of raw minus
             filtered ``|tau|``), whichever is larger.
         min_samples: shorter segments are left out.
+        edge_s: seconds left out at both ends of a segment, where the low-pass filter has smeared the
+            folded ``|tau|`` of the zero crossing (its minimum is raised, not zero); None: half a period of
+            the torque filter's cutoff.
+        dip: a local minimum of ``|tau|`` below ``dip`` times its neighbouring maxima also splits a segment.
     """
 
     beam: int = 5
@@ -52,6 +56,8 @@ class SignSearchOptions:
     threshold: float = 0.05
     noise_factor: float = 4.0
     min_samples: int = 5
+    edge_s: float | None = None
+    dip: float = 0.5
 
     def check(self) -> None:
         """Raise ConfigError for invalid values."""
@@ -60,8 +66,10 @@ class SignSearchOptions:
         if not 1 <= self.initial <= self.max_initial <= 16:
             raise ConfigError(f"sign search: need 1 <= initial ({self.initial}) <= max_initial "
                               f"({self.max_initial}) <= 16")
-        if not (0.0 <= self.threshold < 1.0 and self.noise_factor >= 0.0 and self.min_samples >= 1):
-            raise ConfigError("sign search: threshold must be in [0, 1), noise_factor >= 0, min_samples >= 1")
+        if not (0.0 <= self.threshold < 1.0 and self.noise_factor >= 0.0 and self.min_samples >= 1
+                and 0.0 < self.dip < 1.0 and (self.edge_s is None or self.edge_s >= 0.0)):
+            raise ConfigError("sign search: threshold and dip must be in [0, 1), noise_factor and edge_s >= 0, "
+                              "min_samples >= 1")
 
 
 @dataclass
@@ -124,13 +132,24 @@ def thresholds(tau_abs: np.ndarray, tau_raw_abs: np.ndarray, options: SignSearch
     return np.maximum(options.threshold * peak, options.noise_factor * noise)
 
 
-def find_segments(tau_abs: np.ndarray, limit: np.ndarray, min_samples: int) -> list[Segment]:
-    """Runs of samples with ``|tau_j| > limit_j`` of at least ``min_samples`` samples, per joint, in time order."""
+def find_segments(tau_abs: np.ndarray, limit: np.ndarray, min_samples: int, edge: int = 0,
+                  dip: float = 0.5) -> list[Segment]:
+    """Segments of one sign per joint, in time order: runs of samples with ``|tau_j| > limit_j``, split again at
+    every local minimum deeper than ``dip`` times the lower of its neighbouring maxima (a zero crossing the
+    low-pass filter has lifted above the threshold; a split without a crossing only adds a segment), less
+    ``edge`` samples at each end; runs shorter than ``min_samples`` are left out."""
+    import scipy.signal
+
     segments = []
     for j in range(tau_abs.shape[1]):
-        above = np.concatenate([[False], tau_abs[:, j] > limit[j], [False]])
-        edges = np.flatnonzero(np.diff(above.astype(int)))
-        segments += [Segment(j, int(a), int(b)) for a, b in zip(edges[::2], edges[1::2]) if b - a >= min_samples]
+        x = tau_abs[:, j]
+        minima, props = scipy.signal.find_peaks(-x, prominence=0.0)
+        cuts = minima[x[minima] <= dip / (1.0 - dip) * props["prominences"]]
+        above = x > limit[j]
+        above[cuts] = False
+        edges = np.flatnonzero(np.diff(np.concatenate([[False], above, [False]]).astype(int)))
+        segments += [Segment(j, int(a) + edge, int(b) - edge) for a, b in zip(edges[::2], edges[1::2])
+                     if b - a - 2 * edge >= min_samples]
     return sorted(segments, key=lambda s: (s.start, s.joint))
 
 
@@ -248,11 +267,18 @@ class _SignedTarget:
     def __call__(self, data, w_b: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         from dynid_ros.feasibility import Bounds
         from dynid_ros.model import nominal_parameters
+        from dynid_ros.signal_processing import ProcessingOptions
 
         n = self.model.n_dof
         tau_abs, raw_abs = np.abs(data.tau), np.abs(data.tau_raw)
         limits = thresholds(tau_abs, raw_abs, self.search)
-        segments = find_segments(tau_abs, limits, self.search.min_samples)
+        edge_s = self.search.edge_s
+        if edge_s is None:
+            processing = self.options.processing
+            cutoff = processing.get("tau_cutoff_hz") or processing.get("cutoff_hz") or ProcessingOptions.cutoff_hz
+            edge_s = 0.5 / float(cutoff)
+        edge = int(round(edge_s / max(float(np.median(np.diff(data.t))), 1e-9)))
+        segments = find_segments(tau_abs, limits, self.search.min_samples, edge, self.search.dip)
         nominal = nominal_parameters(self.model, self.layout)
         prior = nominal if self.options.prior == "nominal" and np.all(nominal[self.layout.indices("m")] > 0) else None
         bounds = Bounds.from_config(self.options.bounds, self.layout) if self.options.bounds else Bounds()
@@ -297,8 +323,8 @@ def identify_abs_effort(series, options, search: SignSearchOptions | None = None
     signed = np.where(known, signs * np.abs(data.tau_raw), 0.0)
     result.relative_error, result.relative_error_per_joint = relative_error(signed, np.where(known, tau_hat, 0.0))
     result.processing["torque_signs"] = {
-        "segments": [{"joint": model.joints[s.joint], "t_start": float(data.t[s.start] - data.t[0]),
-                      "t_end": float(data.t[s.stop - 1] - data.t[0]), "sign": int(sign)}
+        "segments": [{"joint": model.joints[s.joint], "t_start": float(data.t[s.start]),
+                      "t_end": float(data.t[s.stop - 1]), "sign": int(sign)}
                      for s, sign in zip(target.result.segments, target.result.signs)],
         "thresholds": [float(v) for v in target.result.thresholds], "beam": search.beam,
         "initial_segments": target.result.initial, "feasible_fits": target.result.n_problems,
