@@ -75,24 +75,36 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
                       IdentificationOptions(friction=(), armature=False, prior="none"), model=model)
     error_abs = np.linalg.norm(beta_abs - beta_true) / np.linalg.norm(beta_true)
     error_signed = np.linalg.norm(signed.beta - beta_true) / np.linalg.norm(beta_true)
-    assert error_signed < 0.01 and error_abs <= 1.5 * error_signed, (error_abs, error_signed)
+    # The |tau| fit uses the segments only (the samples near zero torque, 29 % here, are left out, as in the
+    # paper), so its coefficients are within 2x of the signed fit's error; its torque predictions on a new motion
+    # are as good (both within 0.5 % of the true torque).
+    assert error_signed < 0.01 and error_abs <= 2.0 * error_signed, (error_abs, error_signed)
+    q2, dq2, ddq2 = _motion(t, np.random.default_rng(1))
+    tau2 = torques(model, layout, truth, q2, dq2, ddq2)
+    delta_abs = np.array(params["parameter_vector"]["values"])
+    predicted = {name: torques(model, layout, delta, q2, dq2, ddq2) for name, delta in
+                 (("abs", delta_abs), ("signed", signed.delta))}
+    errors = {name: np.linalg.norm(p - tau2) / np.linalg.norm(tau2) for name, p in predicted.items()}
+    assert errors["abs"] < 0.005 and errors["signed"] < 0.005, errors
 
 
 def test_segments_split_at_thresholded_zero_crossings():
     t = np.linspace(0.0, 2.0, 201)
     tau_abs = np.abs(np.column_stack([np.sin(2 * np.pi * t), 2.0 + 0 * t]))  # 4 half waves; never zero
     segments = find_segments(tau_abs, np.array([0.1, 0.1]), min_samples=5)
-    assert [(s.joint, s.start, s.stop) for s in segments][:2] == [(0, 1, 49), (1, 0, 201)]
+    assert [(s.joint, s.start, s.stop) for s in segments][:2] == [(1, 0, 201), (0, 2, 49)]
     assert sum(s.joint == 0 for s in segments) == 4
     assert all(np.all(tau_abs[s.start:s.stop, s.joint] > 0.1) for s in segments)
+    lifted = find_segments(0.3 + tau_abs[:, :1], np.array([0.1]), min_samples=5)  # a filter-lifted crossing
+    assert len(lifted) == 4 and lifted[0].stop in (50, 51)  # split at the dips (t = 0.5 s, 1 s, 1.5 s)
     trimmed = find_segments(tau_abs, np.array([0.1, 0.1]), min_samples=5, edge=3)
-    assert [(s.start, s.stop) for s in trimmed if s.joint == 0][0] == (4, 46)
+    assert [(s.start, s.stop) for s in trimmed if s.joint == 0][0] == (5, 46)
 
 
 def test_abs_effort_rejects_negative_effort_in_one_line(tmp_path):
     model = load_model(dh=KR5)
     t = np.arange(0.0, 2.0, 1e-2)
-    q = np.outer(np.sin(t), np.ones(6))
+    q = np.outer(np.sin(3.0 * t), np.ones(6))  # the effort goes negative
     bag = write_joint_states(tmp_path / "signed", JointStateSeries(list(model.joints), t + T0, q, q, q))
     run = subprocess.run([sys.executable, "-m", "dynid_ros.cli", "identify", "--dh", str(KR5), "--bag", str(bag),
                           "--abs-effort", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
