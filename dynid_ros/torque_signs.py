@@ -94,7 +94,8 @@ class SignSearch:
         signs: +1 or -1 per segment.
         thresholds: per joint, the ``|tau|`` below which samples are near zero.
         initial: ``s0``, segments enumerated at the first level.
-        costs: relative feasible residual ``||tau - W beta|| / ||tau||`` of the best node at each level.
+        costs: relative feasible residual ``||tau - W beta|| / ||tau||`` (rows weighted by 1 / noise per joint)
+            of the best node at each level.
         n_problems: convex problems solved; seconds: time of the search.
     """
 
@@ -125,11 +126,16 @@ class SignSearch:
                 f"residual {100 * self.costs[-1]:.2f} %")
 
 
+def noise_levels(tau_abs: np.ndarray, tau_raw_abs: np.ndarray) -> np.ndarray:
+    """Per joint, the robust standard deviation (1.4826 MAD) of raw minus filtered ``|tau|``."""
+    diff = tau_raw_abs - tau_abs
+    return 1.4826 * np.median(np.abs(diff - np.median(diff, axis=0)), axis=0)
+
+
 def thresholds(tau_abs: np.ndarray, tau_raw_abs: np.ndarray, options: SignSearchOptions) -> np.ndarray:
     """Per joint: ``max(threshold * max|tau_j|, noise_factor * noise_j)`` (module docstring)."""
-    peak = np.max(tau_abs, axis=0)
-    noise = 1.4826 * np.median(np.abs(tau_raw_abs - tau_abs - np.median(tau_raw_abs - tau_abs, axis=0)), axis=0)
-    return np.maximum(options.threshold * peak, options.noise_factor * noise)
+    return np.maximum(options.threshold * np.max(tau_abs, axis=0),
+                      options.noise_factor * noise_levels(tau_abs, tau_raw_abs))
 
 
 def find_segments(tau_abs: np.ndarray, limit: np.ndarray, min_samples: int, edge: int = 0,
@@ -209,24 +215,30 @@ class FeasibleResidual:
 
 
 def search_signs(w_b3: np.ndarray, tau_abs: np.ndarray, segments: list[Segment], scorer: FeasibleResidual,
-                 options: SignSearchOptions, limits: np.ndarray) -> SignSearch:
+                 options: SignSearchOptions, limits: np.ndarray, weights: np.ndarray | None = None) -> SignSearch:
     """The beam search over segment signs (Pennese et al. 2021 Algorithm 1 lines 3-16).
 
     Args:
         w_b3: base regressor (N, n_dof, n_base); tau_abs: ``|tau|`` (N, n_dof).
+        weights: per joint row weight (``1 / noise``): without it the residual is dominated by the strong joints
+            and a wrong sign on a weak joint (a wrist) costs almost nothing.
     """
+    weights = np.ones(w_b3.shape[1]) if weights is None else np.asarray(weights, dtype=float)
     start = time.perf_counter()
     if not segments:
         raise DataError("no torque segments above the threshold: nothing to identify from |tau|")
     grams, products, energies = [], [], []
     for s in segments:
-        rows, values = w_b3[s.start:s.stop, s.joint, :], tau_abs[s.start:s.stop, s.joint]
+        rows = weights[s.joint] * w_b3[s.start:s.stop, s.joint, :]
+        values = weights[s.joint] * tau_abs[s.start:s.stop, s.joint]
         grams.append(rows.T @ rows)
         products.append(rows.T @ values)
         energies.append(float(values @ values))
     grams_sum = np.cumsum(grams, axis=0)
     n_base = w_b3.shape[2]
-    ranks = [np.linalg.matrix_rank(g / max(np.abs(g).max(), 1e-300), tol=1e-9) for g in grams_sum]
+    plain = np.cumsum([w_b3[s.start:s.stop, s.joint, :].T @ w_b3[s.start:s.stop, s.joint, :] for s in segments],
+                      axis=0)  # the rank of the rows, judged without the weights
+    ranks = [np.linalg.matrix_rank(g / max(np.abs(g).max(), 1e-300), tol=1e-9) for g in plain]
     full = next((k + 1 for k, r in enumerate(ranks) if r == n_base), None)
     if full is None:
         raise DataError(f"the torque segments determine only {ranks[-1]} of {n_base} base parameters: "
@@ -285,7 +297,8 @@ class _SignedTarget:
         scorer = FeasibleResidual(self.base.K, self.layout, self.options.consistency, bounds, self.options.solver,
                                   prior)
         w_b3 = w_b.reshape(-1, n, w_b.shape[1])
-        self.result = search_signs(w_b3, tau_abs, segments, scorer, self.search, limits)
+        noise = np.maximum(noise_levels(tau_abs, raw_abs), 1e-3 * np.max(tau_abs, axis=0) + 1e-300)
+        self.result = search_signs(w_b3, tau_abs, segments, scorer, self.search, limits, 1.0 / noise)
         self.data = data
         signs = self.result.sample_signs(tau_abs.shape[0], n)
         return (signs * tau_abs).reshape(-1), kept & (signs != 0).reshape(-1)

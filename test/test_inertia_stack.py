@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from dynid_ros.cli import main
 from dynid_ros.inertia_stack import MassMatrixSamples, informative_elements, stack_names, stack_regressor
 from dynid_ros.model import load_model, nominal_parameters
 
-from panda_data import DATA as PANDA_DATA_DEFAULT
+from panda_data import DATA as PANDA_DATA
 from robots import DATA
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,7 +26,7 @@ PANDA_URDF = REPO / "urdf" / "panda.urdf"
 
 def good_configurations() -> np.ndarray:
     """The 1010 static configurations of Gaz et al. 2019 (``GOOD_CONFS_1010.txt`` of the shared Panda data)."""
-    path = Path(os.environ.get("DYNID_PANDA_DATA", PANDA_DATA_DEFAULT)) / "GOOD_CONFS_1010.txt"
+    path = PANDA_DATA / "GOOD_CONFS_1010.txt"
     if not path.is_file():
         pytest.skip(f"{path}: the shared Panda data is missing (set DYNID_PANDA_DATA)")
     return np.loadtxt(path)

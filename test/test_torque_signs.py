@@ -44,14 +44,14 @@ def _motion(t: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
 
 
 def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp_path):
-    """|tau + noise| (noise 2 % of each joint's peak) of a simulated KR5 over 8 s -> ``dynid identify --abs-effort
+    """|tau + noise| (noise 2 % of each joint's peak) of a simulated KR5 over 6 s -> ``dynid identify --abs-effort
     --beam 3``: every segment's sign is the true one (the paper: 39 of 39), and the base parameters are as close
     to the truth as those identified from the signed noisy torque."""
     model = load_model(dh=KR5)
     layout = model.layout_for((), False)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(3)  # seeds 0-7 give s0 = 6-10; 6 keeps the first level at 64 fits
     truth = _kr5_truth(layout, rng)
-    t = np.arange(0.0, 8.0, 1e-3)
+    t = np.arange(0.0, 6.0, 1e-3)
     q, dq, ddq = _motion(t, rng)
     tau = torques(model, layout, truth, q, dq, ddq)
     measured = tau + rng.normal(size=tau.shape) * 0.02 * np.abs(tau).max(axis=0)
@@ -75,7 +75,7 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
                       IdentificationOptions(friction=(), armature=False, prior="none"), model=model)
     error_abs = np.linalg.norm(beta_abs - beta_true) / np.linalg.norm(beta_true)
     error_signed = np.linalg.norm(signed.beta - beta_true) / np.linalg.norm(beta_true)
-    # The |tau| fit uses the segments only (the samples near zero torque, 29 % here, are left out, as in the
+    # The |tau| fit uses the segments only (the samples near zero torque are left out, as in the
     # paper), so its coefficients are within 2x of the signed fit's error; its torque predictions on a new motion
     # are as good (both within 0.5 % of the true torque).
     assert error_signed < 0.01 and error_abs <= 2.0 * error_signed, (error_abs, error_signed)
@@ -85,6 +85,7 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
     predicted = {name: torques(model, layout, delta, q2, dq2, ddq2) for name, delta in
                  (("abs", delta_abs), ("signed", signed.delta))}
     errors = {name: np.linalg.norm(p - tau2) / np.linalg.norm(tau2) for name, p in predicted.items()}
+    print(f"coefficient error |tau| {error_abs:.4f} signed {error_signed:.4f}; held-out torque {errors}")
     assert errors["abs"] < 0.005 and errors["signed"] < 0.005, errors
 
 
