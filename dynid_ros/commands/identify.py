@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser, friction_default=None)
     parser.add_argument("--method", choices=METHODS, default=None, help="estimator (default fbpe)")
     parser.add_argument("--consistency", choices=CONSISTENCIES, default=None,
-                        help="physical (6x6 LMI, Sousa & Cortesão 2014 eq. 17) or full (pseudo-inertia, Traversaro et al. 2016; default)")
+                        help="physical (6x6 LMI, Sousa & Cortesão 2014 eq. 17) or full (pseudo-inertia, "
+                             "Traversaro et al. 2016; default)")
     parser.add_argument("--solver", choices=SOLVERS, default=None, help="SDP solver (default clarabel)")
     parser.add_argument("--effort-scale", type=float_list, default=None,
                         help="per-joint factors k1,k2,... so that torque = k * effort (e.g. motor currents)")
