@@ -75,9 +75,9 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
                       IdentificationOptions(friction=(), armature=False, prior="none"), model=model)
     error_abs = np.linalg.norm(beta_abs - beta_true) / np.linalg.norm(beta_true)
     error_signed = np.linalg.norm(signed.beta - beta_true) / np.linalg.norm(beta_true)
-    # The |tau| fit uses the segments only (the samples near zero torque are left out, as in the
-    # paper), so its coefficients are within 2x of the signed fit's error; its torque predictions on a new motion
-    # are as good (both within 0.5 % of the true torque).
+    # Near zero torque the |tau| data carry no sign (those samples take the sign of the segments' fit): the
+    # coefficients are within 2x of the signed fit's error (measured 0.36 % vs 0.33 %), the torque of a new motion
+    # within 1.5x (measured 0.17 % vs 0.15 %).
     assert error_signed < 0.01 and error_abs <= 2.0 * error_signed, (error_abs, error_signed)
     q2, dq2, ddq2 = _motion(t, np.random.default_rng(1))
     tau2 = torques(model, layout, truth, q2, dq2, ddq2)
@@ -86,7 +86,7 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
                  (("abs", delta_abs), ("signed", signed.delta))}
     errors = {name: np.linalg.norm(p - tau2) / np.linalg.norm(tau2) for name, p in predicted.items()}
     print(f"coefficient error |tau| {error_abs:.4f} signed {error_signed:.4f}; held-out torque {errors}")
-    assert errors["abs"] < 0.005 and errors["signed"] < 0.005, errors
+    assert errors["signed"] < 0.005 and errors["abs"] <= 1.5 * errors["signed"], errors
 
 
 def test_segments_split_at_thresholded_zero_crossings():
