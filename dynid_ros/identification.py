@@ -139,12 +139,15 @@ def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
 
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,
              dh: str | Path | None = None, model: RobotModel | None = None,
-             timer: StageTimer | None = None, xacro_args: list[str] | None = None) -> IdentificationResult:
+             timer: StageTimer | None = None, xacro_args: list[str] | None = None,
+             fit_target=None) -> IdentificationResult:
     """Identify the parameters of the robot from recorded joint states (``xacro_args``: of a ``.urdf.xacro``).
 
     Base parameters the data do not identify are kept at the prior, named in a warning and in
     ``not_identified`` (an error with ``options.strict``, or when they are most of them). A result of a
-    feasible method (FBPE, BPFC) that fails its own feasibility check is an error, never an output."""
+    feasible method (FBPE, BPFC) that fails its own feasibility check is an error, never an output.
+    ``fit_target(data, w_b, kept) -> (tau, kept)``, when given, replaces the torque rows and the row mask of
+    the fit (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.torque_signs`)."""
     from dynid_ros.signal_processing import ProcessingOptions, process
 
     options.check()
@@ -168,11 +171,13 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         w_b = base.project(w)
         tau = data.tau.reshape(-1)
         kept = fit_rows(data.dq, processing.min_speed)
+        if fit_target is not None:
+            tau, kept = fit_target(data, w_b, kept)
         if not kept.all():  # a zero row is a row left out of every least-squares fit
             w_b = np.where(kept[:, None], w_b, 0.0)
             tau = np.where(kept, tau, 0.0)
             warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
-                            f"(|q'| < {processing.min_speed} rad/s)")
+                            + (f"(|q'| < {processing.min_speed} rad/s)" if fit_target is None else "(fit target)"))
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),

@@ -15,7 +15,19 @@ HELP = "identify dynamic parameters from a rosbag2 of joint states"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_robot_arguments(parser)
-    parser.add_argument("--bag", required=True, help="rosbag2 directory or file (MCAP or sqlite3)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--bag", help="rosbag2 directory or file (MCAP or sqlite3)")
+    source.add_argument("--mass-matrix", metavar="FILE",
+                        help="identify from M(q) and g(q) at static configurations instead of torques (Gaz et al. "
+                             "2019 section IV-A, eq. 17-21): CSV with header q1..qn, M1_1,M2_1,M2_2,...,Mn_n (lower "
+                             "triangle row by row), g1..gn; no friction (see dynid_ros.inertia_stack)")
+    parser.add_argument("--abs-effort", action="store_true",
+                        help="the bag's effort is |tau| (sign unknown): estimate the sign of each segment between "
+                             "zero crossings by a beam search pruned by the feasible residual, then identify "
+                             "(Pennese et al. 2021 Alg. 1; see dynid_ros.torque_signs)")
+    parser.add_argument("--beam", type=int, default=None, metavar="W",
+                        help="with --abs-effort: nodes kept per level of the sign tree (default 5 as in "
+                             "Pennese et al. 2021)")
     parser.add_argument("--topic", default=None, help="sensor_msgs/JointState topic (default /joint_states)")
     parser.add_argument("--start", type=float, default=None, help="window start, seconds from the first message")
     parser.add_argument("--end", type=float, default=None, help="window end, seconds from the first message")
@@ -71,12 +83,22 @@ def run(args: argparse.Namespace) -> int:
 
     options = options_from_args(args)
     options.check()
-    inputs = (args.bag, args.urdf, args.dh, args.config)
+    inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix)
     check_output(args.out, RESULT, inputs)  # before any work
     timer = StageTimer()
-    with timer.stage("read_bag"):
-        series = read_joint_states(args.bag, topic=options.topic)
-    result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
+    if args.beam is not None and not args.abs_effort:
+        from dynid_ros.errors import ConfigError
+
+        raise ConfigError("--beam applies to --abs-effort only")
+    if args.mass_matrix:
+        result = _identify_mass_matrix(args, options, timer)
+    else:
+        with timer.stage("read_bag"):
+            series = read_joint_states(args.bag, topic=options.topic)
+        if args.abs_effort:
+            result = _identify_abs_effort(args, options, series, timer)
+        else:
+            result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
     with timer.stage("write"):
         warnings = write_result(result, Path(args.out), inputs)
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
@@ -89,3 +111,36 @@ def run(args: argparse.Namespace) -> int:
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
     print(f"wrote {args.out}/")
     return 0
+
+
+def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):
+    """``--mass-matrix FILE``: friction off (M and g have none), armature only when asked for."""
+    from dynid_ros.errors import ConfigError
+    from dynid_ros.inertia_stack import identify_from_mass_matrix, read_mass_matrix_csv
+    from dynid_ros.model import load_model
+    from dynid_ros.parameters import parse_friction
+
+    if args.abs_effort:
+        raise ConfigError("--abs-effort applies to a bag, not to --mass-matrix")
+    if parse_friction(args.friction):
+        raise ConfigError("--mass-matrix: M(q) and g(q) contain no friction; use --friction none")
+    options.friction, options.armature = (), bool(args.armature)
+    with timer.stage("model"):
+        model = load_model(urdf=args.urdf, dh=args.dh, joints=options.joints, xacro_args=args.xacro_arg)
+    with timer.stage("read_mass_matrix"):
+        samples = read_mass_matrix_csv(args.mass_matrix, model.n_dof)
+    result = identify_from_mass_matrix(samples, options, model=model, timer=timer)
+    print(f"M(q), g(q) at {samples.q.shape[0]} configurations: rank {result.processing['rank']} "
+          f"(dropped: {', '.join(result.processing['dropped_elements']) or 'none'})")
+    return result
+
+
+def _identify_abs_effort(args: argparse.Namespace, options: IdentificationOptions, series, timer: StageTimer):
+    """``--abs-effort [--beam W]``: torque signs by the tree search, then the usual identification."""
+    from dynid_ros.torque_signs import SignSearchOptions, identify_abs_effort
+
+    search = SignSearchOptions() if args.beam is None else SignSearchOptions(beam=args.beam)
+    result, signs = identify_abs_effort(series, options, search, urdf=args.urdf, dh=args.dh, timer=timer,
+                                         xacro_args=args.xacro_arg)
+    print(f"torque signs: {signs.summary()}")
+    return result
