@@ -26,7 +26,7 @@ from dynid_ros.urdf_writer import attached_parameters
 
 LOG = logging.getLogger(__name__)
 
-METHODS = ("ols", "wls", "fbpe", "bpfc")
+METHODS = ("ols", "wls", "fbpe", "bpfc", "pbpr")
 CONSISTENCIES = ("physical", "full")
 SOLVERS = ("clarabel", "scs")
 
@@ -53,6 +53,7 @@ class IdentificationOptions:
     prior: str = "nominal"
     bounds: dict = field(default_factory=dict)
     processing: dict = field(default_factory=dict)
+    pbpr: dict = field(default_factory=dict)
 
     def check(self) -> None:
         """Raise ConfigError for invalid choices."""
@@ -199,6 +200,12 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
             corrected = feasibility.bpfc(base.K, ols_fit.beta, consistency=options.consistency, layout=layout,
                                          bounds=bounds, solver=options.solver, attached=attached)
             beta, delta, status = corrected.beta, corrected.delta, corrected.status
+        elif options.method == "pbpr":  # Gaz et al. 2019 Alg. 1
+            from dynid_ros.penalty_retrieval import pbpr
+
+            found = pbpr(w_b, tau, base.K, layout, ols_fit.beta, options.pbpr, bounds, nominal, attached,
+                         use_nominal_start=options.prior == "nominal")
+            beta, delta, status = found.beta, found.delta, found.status
         else:
             fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                                   weights=weights, solver=options.solver, attached=attached,
