@@ -86,6 +86,8 @@ class IdentificationResult:
     options: IdentificationOptions
     warnings: list[str] = field(default_factory=list)
     processing: dict = field(default_factory=dict)
+    friction_sigmoid: np.ndarray | None = None
+    """(n_dof, 3) ``[phi1, phi2, phi3]`` per joint with ``--friction sigmoid`` (Gaz et al. 2019 eq. 25)."""
 
 
 class StageTimer:
@@ -167,6 +169,10 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         layout = model.layout_for(options.friction, options.armature)
         if model.locked:
             warnings.append(f"joints locked at neutral (not identified): {', '.join(model.locked)}")
+    if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
+        from dynid_ros.sigmoid_friction import identify_with_sigmoid
+
+        return identify_with_sigmoid(series, options, model, timer)
     with timer.stage("process"):
         series = prepare_series(series, model, options)
         processing = ProcessingOptions(**options.processing)

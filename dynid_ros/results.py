@@ -72,6 +72,8 @@ def report_dict(result: IdentificationResult) -> dict:
         "total_mass": float(sum(masses)),
         "window": {"start": result.options.start, "end": result.options.end},
         "warnings": result.warnings,
+        **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
+           if result.friction_sigmoid is not None else {}),
         "dynid_ros_version": __version__,
     }
 
@@ -92,6 +94,11 @@ def parameters_dict(result: IdentificationResult) -> dict:
         }
     joints = {joint: {t: float(delta[layout.joint_index(j, t)]) for t in layout.joint_terms}
               for j, joint in enumerate(layout.joints)}
+    if result.friction_sigmoid is not None:  # Gaz et al. 2019 eq. 25
+        from dynid_ros.sigmoid_friction import sigmoid_dict
+
+        for joint, phi in sigmoid_dict(result.friction_sigmoid, layout.joints).items():
+            joints[joint]["sigmoid"] = phi
     base = [{"name": f"beta{i + 1}", "expression": expr, "value": float(result.beta[i]),
              "rel_std_percent": _finite(result.beta_rel_std[i])}
             for i, expr in enumerate(result.base.expressions)]

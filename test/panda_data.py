@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -9,7 +10,8 @@ import numpy as np
 
 from dynid_ros.joint_states import JointStateSeries
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "panda_gaz2019"
+DATA = Path(os.environ.get("DYNID_PANDA_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+            / "panda_gaz2019")
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 
 
