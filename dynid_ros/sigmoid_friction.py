@@ -154,14 +154,14 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
         linear_layout = model.layout_for(linear_friction, options.armature)
         base = compute_base_parameters(model, linear_layout)
         w_b = base.project(regressor(model, linear_layout, data.q, data.dq, data.ddq))
-        phi = joint_fit(w_b, data.tau, data.dq)
+        phi = joint_fit(w_b, data.tau_raw, data.dq)
     velocity = window.velocity if window.velocity is not None else np.gradient(window.position, window.t, axis=0)
     corrected = dataclasses.replace(window, effort=window.effort - sigmoid_torque(velocity, phi))
     result = identify(corrected, inner, model=model, timer=timer)
     with timer.stage("sigmoid"):
         linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
         for j in range(model.n_dof):
-            phi[j, 0] = _projected(data.dq[:, j], data.tau[:, j] - linear[:, j], phi[j, 1], phi[j, 2])[0]
+            phi[j, 0] = _projected(data.dq[:, j], data.tau_raw[:, j] - linear[:, j], phi[j, 1], phi[j, 2])[0]
     tau_hat = linear + sigmoid_torque(data.dq, phi)
     result.relative_error, result.relative_error_per_joint = relative_error(data.tau_raw, tau_hat)
     result.layout = model.layout_for(options.friction, options.armature)

@@ -47,20 +47,20 @@ def test_eq_25_is_zero_at_rest_and_spans_phi1():
 
 
 def test_fit_recovers_known_phi_from_residuals():
-    """Noise-free: exact; with 0.02 N m white noise on 20 000 samples: phi1 within 2 %."""
+    """Noise-free: exact; with 0.02 N m white noise on 4 000 samples: phi1 within 3 %."""
     rng = np.random.default_rng(0)
-    dq = _sines(np.linspace(0, 20, 20000), 7, 1)[1]
+    dq = _sines(np.linspace(0, 20, 4000), 7, 1)[1]
     residual = sigmoid_torque(dq, PUBLISHED)
     found = fit_sigmoid(dq, residual)
     np.testing.assert_allclose(found, PUBLISHED, rtol=1e-4, atol=1e-6)
     noisy = fit_sigmoid(dq, residual + rng.normal(0, 0.02, residual.shape))
-    np.testing.assert_allclose(noisy[:, 0], PUBLISHED[:, 0], rtol=0.02)
+    np.testing.assert_allclose(noisy[:, 0], PUBLISHED[:, 0], rtol=0.03)
 
 
 def test_identify_recovers_known_sigmoid_friction_of_a_synthetic_panda():
     """Torques of a known Panda (URDF inertials, armature) plus the published sigmoid friction; ``identify
-    --friction sigmoid`` recovers phi1 within 3 % and phi2, phi3 within 10 % / 5 mrad/s, and predicts another
-    motion within 0.5 %."""
+    --friction sigmoid`` recovers phi1 and phi2 within 1 % (measured <= 0.12 %), phi3 within 1 mrad/s, and
+    predicts another motion within 0.5 % (2 % without the sigmoid term: it is needed)."""
     model = load_model(urdf=PANDA_URDF)
     layout = model.layout_for((), armature=True)
     truth = nominal_parameters(model, layout)
@@ -75,9 +75,8 @@ def test_identify_recovers_known_sigmoid_friction_of_a_synthetic_panda():
     options = IdentificationOptions(friction=("sigmoid",), method="ols")
     result = identify(series["train"], options, model=model)
     phi = result.friction_sigmoid
-    np.testing.assert_allclose(phi[:, 0], PUBLISHED[:, 0], rtol=0.03)
-    np.testing.assert_allclose(phi[:, 1], PUBLISHED[:, 1], rtol=0.10)
-    np.testing.assert_allclose(phi[:, 2], PUBLISHED[:, 2], atol=0.005)
+    np.testing.assert_allclose(phi[:, :2], PUBLISHED[:, :2], rtol=0.01)
+    np.testing.assert_allclose(phi[:, 2], PUBLISHED[:, 2], atol=0.001)
     data = processed_window(model, series["test"], IdentificationOptions(friction=()), result.processing)
     held_out = evaluate_parameters(model, result.layout, result.delta, data, sigmoid=phi)
     assert held_out.relative_error <= 0.005
