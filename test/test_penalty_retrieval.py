@@ -4,13 +4,16 @@ an active user constraint, config errors, and ``dynid identify --method pbpr`` o
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dynid_ros import feasibility
 from dynid_ros.base_parameters import compute_base_parameters
+from dynid_ros.cli import main
 from dynid_ros.errors import ConfigError
 from dynid_ros.model import load_model, nominal_parameters
 from dynid_ros.parameters import inertia_about_com
@@ -75,8 +78,9 @@ def test_noise_free_coefficients_are_reproduced_by_feasible_parameters(objective
 ])
 def test_active_com_region_moves_the_com_onto_its_boundary(region, distance):
     """The true CoM of the UR5's last link is on the joint axis (m6 cz6 = 0 is a base coefficient on its own), so
-    a region 2-8 cm up the axis excludes it (with the link's mass bounded, as from a datasheet): the retrieved CoM lies inside the region, on its boundary (the
-    constraint is active), and the coefficients can no longer be reproduced exactly."""
+    a region 2-8 cm up the axis excludes it (with the link's mass bounded, as from a datasheet): the retrieved
+    CoM lies inside the region, on its boundary (the constraint is active), and the coefficients can no longer
+    be reproduced exactly."""
     m6 = ur5()[3][50]
     layout, base, truth, beta, found = _noise_free("coefficients", {"wrist_3_link": region},
                                                    link_mass={5: (0.9 * m6, 1.1 * m6)})  # a datasheet mass
@@ -102,3 +106,50 @@ def test_bad_pbpr_config_is_a_config_error_naming_the_key(mapping, message):
     _, layout, _, _ = ur5()
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         RetrievalSettings.from_config(mapping, layout)
+
+
+REPO = Path(__file__).resolve().parents[1]
+SPLIT_S = 0.7 * 20.9991  # identify on the first 70 % of the real run, validate on the rest
+
+
+@pytest.fixture(scope="module")
+def panda_bag(tmp_path_factory) -> Path:
+    if not os.environ.get("DYNID_PANDA_DATA"):
+        pytest.skip("DYNID_PANDA_DATA is not set (directory of the Panda excitation run of Gaz et al. 2019)")
+    from panda_data import write_panda_bag
+
+    return write_panda_bag(tmp_path_factory.mktemp("panda") / "run1")
+
+
+def test_real_panda_pbpr_writes_a_feasible_result_that_validates(panda_bag, tmp_path):
+    """``dynid identify --method pbpr`` on the first 70 % of the real run (one random start plus the nominal):
+    the same outputs as the other methods, feasible, the total mass in the config's range (Gaz et al. 2019
+    eq. 30), a CoM region honoured, and a held-out error close to FBPE's (measured: 2.70 % FBPE)."""
+    import yaml
+
+    config = yaml.safe_load((REPO / "config" / "panda.yaml").read_text())
+    config["identification"]["pbpr"] = {"com_regions": {"panda_link7": {"shape": "sphere", "center": [0, 0, 0.05],
+                                                                        "radius": 0.06}}}
+    config_file = tmp_path / "panda.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    out = tmp_path / "pbpr"
+    assert main(["identify", "--urdf", str(REPO / "urdf" / "panda.urdf"), "--bag", str(panda_bag), "--end",
+                 f"{SPLIT_S}", "--config", str(config_file), "--method", "pbpr", "--pbpr-starts", "1",
+                 "--out", str(out)]) == 0
+    assert {p.name for p in out.iterdir()} == {"identified.urdf", "parameters.yaml", "report.json"}
+    report = json.loads((out / "report.json").read_text())
+    assert report["method"] == "pbpr" and report["feasible"] is True
+    assert 14.0 <= report["total_mass"] <= 22.0 and min(report["link_masses"].values()) > 0
+    params = yaml.safe_load((out / "parameters.yaml").read_text())
+    assert params["options"]["pbpr"]["com_regions"]
+    from dynid_ros.urdf_writer import attached_parameters
+
+    model = load_model(urdf=REPO / "urdf" / "panda.urdf")
+    layout = model.layout_for(params["options"]["friction"], params["options"]["armature"])
+    own = np.array(params["parameter_vector"]["values"]) - attached_parameters(model, layout)  # without the hand
+    _, com7, _ = inertia_about_com(own[layout.link_slice(6)])
+    assert np.linalg.norm(com7 - [0, 0, 0.05]) <= 0.06
+    validation = tmp_path / "validation.json"
+    assert main(["validate", "--result", str(out), "--bag", str(panda_bag), "--start", f"{SPLIT_S}",
+                 "--report", str(validation)]) == 0
+    assert json.loads(validation.read_text())["relative_error"] <= 0.032
