@@ -26,8 +26,13 @@ Search (Gaz et al. 2019 Alg. 1): ``starts`` points drawn uniformly in the box (l
 prior the nominal parameters are one more start), each followed by ``rounds`` local solves, each
 warm-started at the previous one, with penalty weight ``xi_1 = 0``, ``xi_{k+1} = 10 k`` (lines
 3-6). The local solver is L-BFGS-B with analytic gradients (the paper uses simulated annealing with
-an interior-point hybrid; the multi-start plays the global part). The best feasible end point is
-refined by a last tight local solve. A result that violates a constraint is an error.
+an interior-point hybrid; the multi-start plays the global part); the violation penalty is Huber-smoothed
+so that its gradient is continuous (L-BFGS-B stops at the kinks of ``max(0, -h)`` otherwise). The best
+feasible end point is refined by longer local solves. With a nominal start, its refined end point is
+returned instead when its torque residual is within the 95 % confidence region of the best one (the
+data cannot tell them apart, and the part they do not determine then stays near the prior; on the real
+Panda the best random start put 0.01 kg on link 2 and 7.3 kg on link 1 for a 0.2 % smaller residual).
+A result that violates a constraint is an error.
 """
 
 from __future__ import annotations
@@ -361,7 +366,7 @@ def retrieve(K: np.ndarray, layout: ParameterLayout, lower: np.ndarray, upper: n
              settings: RetrievalSettings, *, beta_hat: np.ndarray | None = None,
              compressed: tuple[np.ndarray, np.ndarray, float] | None = None,
              total_mass: tuple[float, float] | None = None, attached: np.ndarray | None = None,
-             nominal: np.ndarray | None = None) -> Retrieval:
+             nominal: np.ndarray | None = None, rows: int | None = None) -> Retrieval:
     """PBPR (Gaz et al. 2019 Alg. 1): feasible ``delta`` whose ``beta = K delta`` fits the data.
 
     Args:
@@ -374,18 +379,21 @@ def retrieve(K: np.ndarray, layout: ParameterLayout, lower: np.ndarray, upper: n
         total_mass: range of the summed link masses, attached parts included (Gaz et al. 2019 eq. 30).
         attached: known parameters of parts fixed to each link (the constraints hold for the link alone).
         nominal: standard parameters used as one more start (e.g. the URDF's).
+        rows: number of regression rows; with ``nominal``, the end point from the nominal start is returned
+            when its torque residual is within the 95 % confidence region of the best one (the data cannot
+            tell them apart; what they do not determine stays near the prior).
     """
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # small dense algebra: BLAS threads only cost time
         return _retrieve(K, layout, lower, upper, link_scales, settings, beta_hat, compressed, total_mass, attached,
-                         nominal)
+                         nominal, rows)
 
 
 def _retrieve(K: np.ndarray, layout: ParameterLayout, lower: np.ndarray, upper: np.ndarray, link_scales: np.ndarray,
               settings: RetrievalSettings, beta_hat: np.ndarray | None,
               compressed: tuple[np.ndarray, np.ndarray, float] | None, total_mass: tuple[float, float] | None,
-              attached: np.ndarray | None, nominal: np.ndarray | None) -> Retrieval:
+              attached: np.ndarray | None, nominal: np.ndarray | None, rows: int | None) -> Retrieval:
     timer = time.perf_counter()
     K = np.asarray(K, dtype=float)
     attached = np.zeros(layout.n_parameters) if attached is None else np.asarray(attached, dtype=float)
@@ -403,13 +411,39 @@ def _retrieve(K: np.ndarray, layout: ParameterLayout, lower: np.ndarray, upper: 
     if not np.isfinite(values[best]):
         raise EstimationError(f"pbpr: no start reached a feasible point after {settings.rounds} penalty rounds: "
                               f"{'; '.join(problem.violations(search.to_p(ends[0]))[:3])}")
-    refined = search.rounds(ends[best], settings.rounds, REFINE_ITERATIONS, first=settings.rounds)
-    p = search.to_p(refined)
-    if problem.violations(p) or problem.objective(p)[0] > values[best]:
-        p = search.to_p(ends[best])
+    p = _refine(search, ends[best], settings.rounds)
+    if nominal is not None and best != 0 and np.isfinite(values[0]) and rows is not None:
+        # the data cannot tell apart fits within the 95 % confidence region: keep the one from the prior
+        from_prior = _refine(search, ends[0], settings.rounds)
+        if _torque_growth(problem, from_prior, p, K, compressed, rows) <= 0:
+            p = from_prior
     delta = problem.delta(p)
     return Retrieval(delta, K @ delta, float(problem.objective(p)[0]), "optimal", [float(v) for v in values],
                      {"pbpr": round(time.perf_counter() - timer, 4)})
+
+
+def _refine(search: _Search, x: np.ndarray, rounds: int) -> np.ndarray:
+    """``p`` after more rounds with more iterations (kept only if feasible and not worse)."""
+    problem = search.problem
+    refined = search.to_p(search.rounds(x, rounds, REFINE_ITERATIONS, first=rounds))
+    start = search.to_p(x)
+    if problem.violations(refined) or problem.objective(refined)[0] > problem.objective(start)[0]:
+        return start
+    return refined
+
+
+def _torque_growth(problem: _Problem, p: np.ndarray, best: np.ndarray, K: np.ndarray,
+                   compressed: tuple[np.ndarray, np.ndarray, float], rows: int) -> float:
+    """How much the squared torque residual of ``p`` exceeds that of ``best`` beyond
+    ``sigma^2 chi2_{n_base}(0.95)`` (the boundary of the joint confidence region of the coefficients,
+    ``sigma^2 = ||rho2||^2 / (rows - n_base)``, as in FBPE's prior stage); <= 0 means within it."""
+    from scipy.stats import chi2
+
+    r, rho1, rho2 = compressed
+    n_base = K.shape[0]
+    res_p = float(np.sum((rho1 - r @ (K @ problem.delta(p))) ** 2))
+    res_best = float(np.sum((rho1 - r @ (K @ problem.delta(best))) ** 2))
+    return res_p - res_best - float(chi2.ppf(0.95, n_base)) * float(rho2) ** 2 / max(rows - n_base, 1)
 
 
 SEARCH_ITERATIONS = 300
@@ -529,4 +563,4 @@ def pbpr(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         raise ConfigError(f"pbpr: empty bounds for {', '.join(layout.names[i] for i in bad[:3])}")
     return retrieve(K, layout, lower, upper, scales, options, beta_hat=beta_ols, compressed=compress(w_b, tau),
                     total_mass=bounds.total_mass if bounds is not None else None, attached=attached,
-                    nominal=nominal if use_nominal_start else None)
+                    nominal=nominal if use_nominal_start else None, rows=int(np.asarray(w_b).shape[0]))

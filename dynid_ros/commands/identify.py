@@ -76,12 +76,12 @@ def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def pbpr_settings(args: argparse.Namespace, config: dict) -> dict:
-    """The ``pbpr:`` config mapping with the CLI flags over it."""
+    """The ``pbpr:`` config mapping with the CLI flags over it (absent flags, e.g. from a node: the config)."""
     settings = dict(config.get("pbpr") or {})
-    if args.pbpr_objective is not None:
-        settings["objective"] = args.pbpr_objective
-    if args.pbpr_starts is not None:
-        settings["starts"] = args.pbpr_starts
+    for key in ("objective", "starts"):
+        value = getattr(args, f"pbpr_{key}", None)
+        if value is not None:
+            settings[key] = value
     return settings
 
 
