@@ -29,7 +29,7 @@ from dynid_ros.prior import Prior, PriorTolerances, cad_prior, joint_term_scales
 from dynid_ros.regressor import regressor
 from dynid_ros.urdf_writer import attached_parameters
 
-METHODS = ("ols", "wls", "fbpe", "bpfc")
+METHODS = ("ols", "wls", "fbpe", "bpfc", "pbpr")
 
 @dataclass
 class IdentificationOptions:
@@ -54,6 +54,7 @@ class IdentificationOptions:
     processing: dict = field(default_factory=dict)
     prior_tolerance: dict = field(default_factory=dict)
     strict: bool = False
+    pbpr: dict = field(default_factory=dict)
 
     def check(self) -> None:
         """Raise ConfigError for invalid choices."""
@@ -90,6 +91,8 @@ class IdentificationResult:
     realism: list[dict] = field(default_factory=list)
     delta_std: np.ndarray | None = None
     residual_inflation: float = 1.0
+    friction_sigmoid: np.ndarray | None = None
+    """(n_dof, 3) ``[phi1, phi2, phi3]`` per joint with ``--friction sigmoid`` (Gaz et al. 2019 eq. 25)."""
 
 
 class StageTimer:
@@ -160,6 +163,10 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         layout = model.layout_for(options.friction, options.armature)
         if model.locked:
             warnings.append(f"joints locked at neutral (not identified): {', '.join(model.locked)}")
+    if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
+        from dynid_ros.sigmoid_friction import identify_with_sigmoid
+
+        return identify_with_sigmoid(series, options, model, timer)
     with timer.stage("process"):
         series = prepare_series(series, model, options)
         processing = ProcessingOptions(**options.processing)
@@ -254,6 +261,13 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
             raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
                                   f"and the bounds (solver status {corrected.status})")
         return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
+    if options.method == "pbpr":  # Gaz et al. 2019 Alg. 1
+        from dynid_ros.penalty_retrieval import pbpr
+
+        fit = estimators.ols(w_b, tau, n_dof, fixed=fixed)
+        found = pbpr(w_b, tau, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+                     use_nominal_start=options.prior == "nominal")
+        return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
     weights = estimators.wls(w_b, tau, n_dof, fixed=fixed).weights
     fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds, weights=weights,
                           solver=options.solver, attached=attached, fixed=fixed,

@@ -17,7 +17,8 @@ Joint parameters
     ``fv`` viscous friction [N m s/rad], ``fc`` Coulomb friction [N m],
     ``fo`` offset [N m] (Sousa & Cortesão 2014 eq. 27: ``f = fv q' + fc sign(q') + fo``), and
     ``Ia`` armature (rotor inertia reflected to the joint) [kg m^2], which adds
-    ``Ia q''`` to the joint torque.
+    ``Ia q''`` to the joint torque. The sigmoid friction of Gaz et al. 2019 eq. 25 (``sigmoid``
+    in a layout's ``friction``) is nonlinear and kept outside this vector (three ``phi`` per joint).
 
 Stacking
     The full parameter vector is ``[link_1 (10), ..., link_n (10), joint_1 terms, ...,
@@ -41,12 +42,16 @@ LINK_PARAMETER_NAMES: tuple[str, ...] = ("m", "mx", "my", "mz", "Ixx", "Ixy", "I
 FRICTION_TERMS: tuple[str, ...] = ("viscous", "coulomb", "offset")
 """Friction terms that can be enabled, in their stacking order."""
 
+NONLINEAR_FRICTION: tuple[str, ...] = ("sigmoid",)
+"""Friction models that are not linear in their parameters (Gaz et al. 2019 eq. 25,
+:mod:`dynid_ros.sigmoid_friction`): listed in a layout's ``friction`` but not in its parameter vector."""
+
 FRICTION_SYMBOLS: dict[str, str] = {"viscous": "fv", "coulomb": "fc", "offset": "fo"}
 ARMATURE_SYMBOL = "Ia"
 
 
 def parse_friction(text: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """Parse ``"viscous,coulomb"`` (or a list, or ``"none"``) into ordered friction terms."""
+    """Parse ``"viscous,coulomb"`` (or a list, or ``"none"``) into ordered friction terms (``sigmoid`` last)."""
     from dynid_ros.errors import ConfigError
 
     if text is None:
@@ -55,10 +60,11 @@ def parse_friction(text: str | list[str] | tuple[str, ...] | None) -> tuple[str,
     items = [item.strip().lower() for item in items if item.strip()]
     if items in ([], ["none"]):
         return ()
-    unknown = [item for item in items if item not in FRICTION_TERMS]
+    known = FRICTION_TERMS + NONLINEAR_FRICTION
+    unknown = [item for item in items if item not in known]
     if unknown:
-        raise ConfigError(f"unknown friction term(s) {unknown}; choose from {', '.join(FRICTION_TERMS)}")
-    return tuple(term for term in FRICTION_TERMS if term in items)
+        raise ConfigError(f"unknown friction term(s) {unknown}; choose from {', '.join(known)}")
+    return tuple(term for term in known if term in items)
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ class ParameterLayout:
     @property
     def joint_terms(self) -> tuple[str, ...]:
         """Symbols of the per-joint terms, in stacking order (e.g. ``("fv", "fc", "fo", "Ia")``)."""
-        terms = tuple(FRICTION_SYMBOLS[f] for f in self.friction)
+        terms = tuple(FRICTION_SYMBOLS[f] for f in self.friction if f in FRICTION_SYMBOLS)
         return terms + ((ARMATURE_SYMBOL,) if self.armature else ())
 
     @property

@@ -82,6 +82,8 @@ def report_dict(result: IdentificationResult) -> dict:
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
         "warnings": result.warnings,
+        **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
+           if result.friction_sigmoid is not None else {}),
         "dynid_ros_version": __version__,
     }
 
@@ -105,6 +107,11 @@ def parameters_dict(result: IdentificationResult) -> dict:
     joints = {joint: {t: float(delta[layout.joint_index(j, t)]) for t in layout.joint_terms}
               for j, joint in enumerate(layout.joints)}
     kept = {m["name"] for m in result.not_identified}
+    if result.friction_sigmoid is not None:  # Gaz et al. 2019 eq. 25
+        from dynid_ros.sigmoid_friction import sigmoid_dict
+
+        for joint, phi in sigmoid_dict(result.friction_sigmoid, layout.joints).items():
+            joints[joint]["sigmoid"] = phi
     base = [{"name": f"beta{i + 1}", "expression": expr, "value": float(result.beta[i]),
              "rel_std_percent": _finite(result.beta_rel_std[i]), "identified": f"beta{i + 1}" not in kept}
             for i, expr in enumerate(result.base.expressions)]
@@ -122,7 +129,8 @@ def parameters_dict(result: IdentificationResult) -> dict:
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
                     "start": result.options.start, "end": result.options.end,
                     "effort_scale": result.options.effort_scale, "bounds": result.options.bounds,
-                    "prior_tolerance": result.options.prior_tolerance, "strict": result.options.strict},
+                    "prior_tolerance": result.options.prior_tolerance, "strict": result.options.strict,
+                    "pbpr": result.options.pbpr},
         "processing": result.processing,
         "links": links,
         "joints": joints,

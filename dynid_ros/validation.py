@@ -71,9 +71,14 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
         if delta.size != layout.n_parameters:
             raise DataError(f"{result_dir}: {delta.size} parameters in {PARAMETERS_FILE} but the model needs "
                             f"{layout.n_parameters}")
+        sigmoid = None
+        if "sigmoid" in layout.friction:
+            from dynid_ros.sigmoid_friction import sigmoid_from_parameters
+
+            sigmoid = sigmoid_from_parameters(parameters, layout.joints)
     with timer.stage("process"):
         data = processed_window(model, series, options, parameters.get("processing", {}))
-    return evaluate_parameters(model, layout, delta, data, timer)
+    return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
 
 
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
@@ -85,11 +90,16 @@ def processed_window(model: RobotModel, series: JointStateSeries, options: Ident
 
 
 def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,
-                        timer: StageTimer | None = None) -> ValidationResult:
-    """Torques predicted by ``delta`` on the processed motion vs the recorded effort (Sousa & Cortesão 2014 eq. 84)."""
+                        timer: StageTimer | None = None, sigmoid: np.ndarray | None = None) -> ValidationResult:
+    """Torques predicted by ``delta`` (plus the sigmoid friction ``sigmoid``, Gaz et al. 2019 eq. 25, when
+    given) on the processed motion vs the recorded effort (Sousa & Cortesão 2014 eq. 84)."""
     timer = timer or StageTimer()
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
+        if sigmoid is not None:
+            from dynid_ros.sigmoid_friction import sigmoid_torque
+
+            tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
         err, per_joint = relative_error(data.tau_raw, tau_hat)
     return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings)
 

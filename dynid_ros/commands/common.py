@@ -32,7 +32,9 @@ def xacro_argument(text: str) -> str:
 
 def add_model_arguments(parser: argparse.ArgumentParser, friction_default: str | None) -> None:
     parser.add_argument("--friction", default=friction_default,
-                        help="per-joint friction terms: any of viscous,coulomb,offset, or none "
+                        help="per-joint friction terms: any of viscous,coulomb,offset (linear, Sousa & Cortesão 2014 "
+                             "eq. 27) and sigmoid (Gaz et al. 2019 eq. 25, fitted on the residual of the linear "
+                             "model, alternated with it), or none "
                              f"(default: {friction_default or 'none'})")
     parser.add_argument("--armature", action=argparse.BooleanOptionalAction, default=None,
                         help="identify rotor inertia (armature) per joint")

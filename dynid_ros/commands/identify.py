@@ -10,6 +10,13 @@ from dynid_ros.config import config_section
 from dynid_ros.identification import CONSISTENCIES, METHODS, SOLVERS, IdentificationOptions, StageTimer, identify
 
 NAME = "identify"
+METHOD_HELP = ("estimator (default fbpe): ols = ordinary least squares (Sousa & Cortesão 2014 eq. 60); wls = weighted "
+               "least squares, per-joint noise weights; fbpe = feasible base parameter estimation, an SDP with the LMI "
+               "of every link (Sousa & Cortesão 2014 eq. 74-75; full: Traversaro et al. 2016); bpfc = OLS then the "
+               "closest feasible coefficients (Sousa & Cortesão 2014 eq. 55); pbpr = penalty-based parameter "
+               "retrieval: m, c, I about the CoM by multi-start nonlinear optimization with penalties for the "
+               "triangle inequality, the total-mass range and CoM regions (Gaz et al. 2019 Alg. 1, eq. 16, 30, 32; "
+               "objective Pennese et al. 2021 eq. 7)")
 HELP = "identify dynamic parameters from a rosbag2 of joint states"
 
 
@@ -32,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", type=float, default=None, help="window start, seconds from the first message")
     parser.add_argument("--end", type=float, default=None, help="window end, seconds from the first message")
     add_model_arguments(parser, friction_default=None)
-    parser.add_argument("--method", choices=METHODS, default=None, help="estimator (default fbpe)")
+    parser.add_argument("--method", choices=METHODS, default=None, help=METHOD_HELP)
     parser.add_argument("--consistency", choices=CONSISTENCIES, default=None,
                         help="physical (6x6 LMI, Sousa & Cortesão 2014 eq. 17) or full (pseudo-inertia, "
                              "Traversaro et al. 2016; default)")
@@ -46,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", default=None,
                         help="fail when any base parameter is not identified by the data (default: keep it at the "
                              "prior, warn and go on)")
+    add_pbpr_arguments(parser)
     parser.add_argument("--config", default=None, help="robot config YAML (section 'identification')")
     parser.add_argument("--out", required=True, help="output directory: new, or an earlier result (rewritten); "
                         "never an existing directory of anything else, nor one holding the bag or URDF")
@@ -73,7 +81,27 @@ def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
         processing=dict(config.get("processing") or {}),
         prior_tolerance=dict(config.get("prior_tolerance") or {}),
         strict=bool(pick(getattr(args, "strict", None), config, "strict", False)),
+        pbpr=pbpr_settings(args, config),
     )
+
+
+def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``--method pbpr`` (the rest, e.g. CoM regions, in the config's ``pbpr:`` mapping)."""
+    parser.add_argument("--pbpr-objective", choices=("torque", "coefficients"), default=None,
+                        help="pbpr objective (Pennese et al. 2021 eq. 7): torque = ||W beta(p) - tau||^2 (phi2, "
+                             "default) or coefficients = ||beta(p) - beta_OLS||^2 (phi1)")
+    parser.add_argument("--pbpr-starts", type=int, default=None,
+                        help="pbpr random starts Q (Gaz et al. 2019 Alg. 1 line 1; default 8, plus the nominal)")
+
+
+def pbpr_settings(args: argparse.Namespace, config: dict) -> dict:
+    """The ``pbpr:`` config mapping with the CLI flags over it (absent flags, e.g. from a node: the config)."""
+    settings = dict(config.get("pbpr") or {})
+    for key in ("objective", "starts"):
+        value = getattr(args, f"pbpr_{key}", None)
+        if value is not None:
+            settings[key] = value
+    return settings
 
 
 def run(args: argparse.Namespace) -> int:
