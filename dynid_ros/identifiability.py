@@ -40,6 +40,29 @@ WORDS = {"m": "mass", "mx": "first moment x", "my": "first moment y", "mz": "fir
          "fo": "torque offset", "Ia": "rotor inertia"}
 
 
+EXCITATION_TOLERANCE = 1e-7
+"""Without a prior to measure against: a base parameter whose unit-scaled regressor column adds less than this
+(relative ``|R_ii|`` of a pivoted QR) is not excited by the data."""
+
+
+def check_excited(w_b: np.ndarray, base: BaseParameters) -> None:
+    """Raise IdentifiabilityError naming the base parameters the data do not excite at all (used where there is
+    no prior to keep them at: ``--prior none``, a DH table, M(q)/g(q) samples)."""
+    from dynid_ros.errors import IdentifiabilityError
+
+    norms = np.linalg.norm(w_b, axis=0)
+    dead = np.flatnonzero(norms <= 1e-12 * max(norms.max(), 1e-300))
+    _, r, piv = scipy.linalg.qr(w_b / np.where(norms > 0, norms, 1.0), mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    weak = piv[diag < EXCITATION_TOLERANCE * max(diag.max(), 1e-300)]
+    bad = sorted(set(dead.tolist()) | set(weak.tolist()))
+    if bad:
+        names = [f"beta{i + 1} = {base.expressions[i]} ({describe_base(base, i)})" for i in bad[:6]]
+        more = f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+        raise IdentifiabilityError(f"too little excitation: {len(bad)} base parameter(s) not identifiable from this "
+                                   f"data: {'; '.join(names)}{more}")
+
+
 @dataclass
 class NotIdentified:
     """A base parameter kept at the prior: index, ``betaN``, its expression, in words, and the prior value."""

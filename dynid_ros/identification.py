@@ -21,7 +21,7 @@ from dynid_ros.bounds import Bounds
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimators import relative_std
 from dynid_ros.feasibility import CONSISTENCIES, SOLVERS
-from dynid_ros.identifiability import MOSTLY_UNIDENTIFIED, not_identified
+from dynid_ros.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
 from dynid_ros.joint_states import JointStateSeries
 from dynid_ros.model import RobotModel, load_model, nominal_parameters
 from dynid_ros.parameters import FRICTION_TERMS, ParameterLayout, parse_friction
@@ -190,7 +190,10 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                       joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
     with timer.stage("identifiability"):
-        missing = not_identified(w_b, tau, base, prior.mean, prior.covariance)
+        informative = options.prior == "nominal" and bool(np.any(nominal[layout.indices("m")] > 0))
+        if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
+            check_excited(w_b, base)
+        missing = not_identified(w_b, tau, base, prior.mean, prior.covariance) if informative else []
         _check_excitation(missing, base.n_base, options.strict)
         if missing:
             warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "

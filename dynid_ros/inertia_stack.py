@@ -177,7 +177,8 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options, urdf: str | P
     row ``j`` of the lower triangle of M and ``g_j``; ``processing`` records the rank and the dropped elements.
     """
     from dynid_ros import estimators, feasibility
-    from dynid_ros.identification import IdentificationResult, StageTimer, _closest_standard, check_identifiability
+    from dynid_ros.identifiability import check_excited
+    from dynid_ros.identification import IdentificationResult, StageTimer, _closest_standard
     from dynid_ros.model import load_model, nominal_parameters
     from dynid_ros.urdf_writer import attached_parameters
 
@@ -214,7 +215,7 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options, urdf: str | P
         norms = np.linalg.norm(w_b, axis=0)
         singular = np.linalg.svd(w_b / np.where(norms > 0, norms, 1.0), compute_uv=False)
         rank = int(np.sum(singular > singular[0] * max(w_b.shape) * np.finfo(float).eps))
-        check_identifiability(w_b, base)
+        check_excited(w_b, base)
         w_fit, s_fit = _pad_rows(w_b, s, model.n_dof)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)

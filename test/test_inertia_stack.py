@@ -17,7 +17,7 @@ from dynid_ros.cli import main
 from dynid_ros.inertia_stack import MassMatrixSamples, informative_elements, stack_names, stack_regressor
 from dynid_ros.model import load_model, nominal_parameters
 
-from panda_data import DATA as PANDA_DATA
+from panda_data import data_dir
 from robots import DATA
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,10 +26,7 @@ PANDA_URDF = REPO / "urdf" / "panda.urdf"
 
 def good_configurations() -> np.ndarray:
     """The 1010 static configurations of Gaz et al. 2019 (``GOOD_CONFS_1010.txt`` of the shared Panda data)."""
-    path = PANDA_DATA / "GOOD_CONFS_1010.txt"
-    if not path.is_file():
-        pytest.skip(f"{path}: the shared Panda data is missing (set DYNID_PANDA_DATA)")
-    return np.loadtxt(path)
+    return np.loadtxt(data_dir() / "GOOD_CONFS_1010.txt")  # skips (with the reason) when DYNID_PANDA_DATA is unset
 
 
 def _ranks(model, q: np.ndarray) -> tuple[int, list[str], int, int]:
@@ -108,13 +105,15 @@ def test_cli_identifies_the_panda_from_m_and_g_of_the_1010_configurations(tmp_pa
     params = yaml.safe_load((out / "parameters.yaml").read_text())
     assert report["n_base"] == 43 and report["feasible"] is True and report["method"] == "fbpe"
     assert params["processing"]["rank"] == 43 and params["processing"]["dropped_elements"] == ["g1"]
-    assert report["relative_error"] < 1e-6
+    # noise-free data: the MAP estimate's data weight is capped (estimators.MAX_DATA_WEIGHT), so the fit is
+    # exact to about 1e-5, not to round-off
+    assert report["relative_error"] < 1e-4
     identified = pin.buildModelFromUrdf(str(out / "identified.urdf"))
     fresh = random_states(model, 20, np.random.default_rng(2))[0]
     m_true, g_true = _mass_and_gravity(_model_with(model, layout, truth), fresh)
     m_id, g_id = _mass_and_gravity(identified, fresh)
-    np.testing.assert_allclose(m_id, m_true, atol=1e-6 * np.abs(m_true).max())
-    np.testing.assert_allclose(g_id, g_true, atol=1e-6 * np.abs(g_true).max())
+    np.testing.assert_allclose(m_id, m_true, atol=1e-4 * np.abs(m_true).max())
+    np.testing.assert_allclose(g_id, g_true, atol=1e-4 * np.abs(g_true).max())
 
 
 @pytest.mark.parametrize("case", ["header", "value", "friction"])
