@@ -66,10 +66,12 @@ class Spinner:
         except (ExternalShutdownException, RuntimeError):
             pass
 
-    def add(self, node: object) -> object:
-        from rclpy.executors import SingleThreadedExecutor
+    def add(self, node: object, multithreaded: bool = False) -> object:
+        """Spin ``node``; ``multithreaded`` as sim_node's ``main`` does when it serves FollowJointTrajectory."""
+        from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 
-        executor = SingleThreadedExecutor(context=self.context)
+        executor = MultiThreadedExecutor(num_threads=4, context=self.context) if multithreaded \
+            else SingleThreadedExecutor(context=self.context)
         executor.add_node(node)
         thread = threading.Thread(target=self._spin, args=(executor,), daemon=True)
         thread.start()

@@ -50,7 +50,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
-from dynid_ros.follow_joint_trajectory import GoalTracker, build_goal_spec, fill_goal, load_control_msgs
+from dynid_ros.follow_joint_trajectory import GoalPhase, GoalTracker, build_goal_spec, fill_goal, load_control_msgs
 from dynid_ros.nodes.common import (
     Param,
     declare_parameters,
@@ -115,6 +115,7 @@ class ExcitationNode(Node):
         self._action_client = None
         self._goal_handle = None
         self._tracker: GoalTracker | None = None
+        self._goal_sent_at = 0.0
         self.status_pub = self.create_publisher(String, "~/status", latched_qos())
         self.trajectory_pub = self.create_publisher(JointTrajectory, self.trajectory_topic, 10) \
             if p["mode"] == "topic" else None
@@ -257,6 +258,7 @@ class ExcitationNode(Node):
                                goal_time_tolerance=p["goal_time_tolerance"])
         goal = fill_goal(action.FollowJointTrajectory.Goal(), spec, JointTrajectoryPoint, JointTolerance, Duration)
         self._tracker = tracker = GoalTracker()
+        self._goal_sent_at = time.monotonic()
         future = self._action_client.send_goal_async(goal)
         future.add_done_callback(lambda f: self._on_goal_response(tracker, f))
 
@@ -264,15 +266,16 @@ class ExcitationNode(Node):
         try:
             handle = future.result()
         except Exception as err:  # noqa: BLE001 - transport errors end the goal
-            self._end_goal(tracker.on_error(f"sending the goal failed: {err}"))
+            self._end_goal(tracker, tracker.on_error(f"sending the goal failed: {err}"))
             return
         cancel_now = tracker.on_goal_response(bool(handle.accepted))
         if not handle.accepted:
-            self._end_goal(tracker.outcome)
+            self._end_goal(tracker, tracker.outcome)
             return
-        self._goal_handle = handle
+        if tracker is self._tracker:
+            self._goal_handle = handle
         handle.get_result_async().add_done_callback(lambda f: self._on_result(tracker, f))
-        if cancel_now:
+        if cancel_now:  # stopped while the goal was on its way (also a goal of an earlier run)
             handle.cancel_goal_async()
 
     def _on_result(self, tracker: GoalTracker, future: object) -> None:
@@ -282,9 +285,12 @@ class ExcitationNode(Node):
                                         str(response.result.error_string))
         except Exception as err:  # noqa: BLE001
             outcome = tracker.on_error(f"getting the result failed: {err}")
-        self._end_goal(outcome)
+        self._end_goal(tracker, outcome)
 
-    def _end_goal(self, outcome: object) -> None:
+    def _end_goal(self, tracker: GoalTracker, outcome: object) -> None:
+        if tracker is not self._tracker:  # the end of an earlier run's goal: this run is not concerned
+            self.get_logger().info(f"earlier goal ended: {outcome.message}")
+            return
         self._goal_handle = None
         if outcome.success:
             self.run_state.finish(outcome.message)
@@ -343,6 +349,12 @@ class ExcitationNode(Node):
             self._stop_stream()
             self.run_state.finish("trajectory sent to the end")
             self.get_logger().info("excitation done")
+        elif self.params["mode"] == "action" and self._tracker is not None and \
+                self._tracker.phase is GoalPhase.SENDING and \
+                time.monotonic() - self._goal_sent_at > self.params["wait_timeout"]:
+            self.stop(f"action server {self.action_name} did not answer the goal within "
+                      f"{self.params['wait_timeout']} s")
+            return
         elif self.params["mode"] == "action" and self.run_state.elapsed_past_end(time.monotonic()) > \
                 RESULT_GRACE_S + self.params["goal_time_tolerance"]:
             self.stop("no result from the action server after the trajectory's end")

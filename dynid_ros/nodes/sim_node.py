@@ -251,9 +251,11 @@ class SimNode(Node):
                     return result
 
     def _hold(self) -> None:
+        """Stop where the arm is (its measured position, as joint_trajectory_controller holds on cancel/abort)."""
         with self._lock:
             now = self.sim.time
-            self.reference = TrajectoryReference.hold(self.joints, now, self.reference.sample(now)[0])
+            where = self.last_sample.position if self.last_sample is not None else self.reference.sample(now)[0]
+            self.reference = TrajectoryReference.hold(self.joints, now, where)
         self._active_goal = None
 
 
