@@ -53,6 +53,7 @@ class Spinner:
     def __init__(self, context: object) -> None:
         self.context = context
         self.nodes: list = []
+        self.cleanups: list[Callable[[], object]] = []
         self._executors: list = []
         self._threads: list[threading.Thread] = []
         self._running = True
@@ -84,6 +85,8 @@ class Spinner:
         self._running = False
         for thread in self._threads:
             thread.join(timeout=5)
+        for cleanup in reversed(self.cleanups):  # e.g. action clients and servers: destroy_node leaves them
+            cleanup()
         for executor, node in zip(self._executors, self.nodes):
             executor.remove_node(node)
             node.destroy_node()

@@ -98,6 +98,7 @@ class Controller:
             robot="panda", truth="nominal")), multithreaded=True)
         self.node = spinner.add(Node("client", context=spinner.context))
         self.client = ActionClient(self.node, FollowJointTrajectory, ACTION)
+        spinner.cleanups.append(self.client.destroy)
         wait_for(lambda: self.client.server_is_ready() and self.sim.last_sample is not None, what="action server")
 
     @property

@@ -75,6 +75,9 @@ NAME = "excitation_node"
 RESULT_GRACE_S = 10.0
 """Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
 
+SHUTDOWN_WAIT_S = 2.0
+"""Action mode: on shutdown, seconds to wait for the canceled goal's end (the server's answer)."""
+
 PARAMETERS = (
     Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
     Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
@@ -324,8 +327,34 @@ class ExcitationNode(Node):
 
     def destroy_node(self) -> None:
         if self.run_state.active:
-            self.stop("node shutting down")
+            if self.context.ok():
+                self.stop("node shutting down")
+                self._await_goal_end(SHUTDOWN_WAIT_S)
+            else:
+                self.get_logger().error("shutting down while moving with ROS already shut down: nothing could be "
+                                        "sent to the controller")
+        if self._action_client is not None:  # rclpy's destroy_node leaves action clients alive
+            self._action_client.destroy()
+            self._action_client = None
         super().destroy_node()
+
+    def _await_goal_end(self, timeout: float) -> None:
+        """Spin this node (its executor has stopped) until the canceled goal has ended, at most ``timeout`` s."""
+        from rclpy.executors import SingleThreadedExecutor
+
+        tracker = self._tracker
+        if self.params["mode"] != "action" or tracker is None or tracker.finished:
+            return
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self)
+        deadline = time.monotonic() + timeout
+        try:
+            while not tracker.finished and time.monotonic() < deadline and self.context.ok():
+                executor.spin_once(timeout_sec=0.05)
+        finally:
+            executor.remove_node(self)
+        if not tracker.finished:
+            self.get_logger().error(f"the controller did not confirm the end of the goal within {timeout} s")
 
     # ------------------------------------------------------------------------------------------
     # Callbacks
@@ -387,7 +416,7 @@ class ExcitationNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(ExcitationNode, args)
+    return run(ExcitationNode, args, talk_on_shutdown=True)  # on Ctrl-C: cancel the goal, wait for its end
 
 
 if __name__ == "__main__":

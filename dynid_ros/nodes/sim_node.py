@@ -250,6 +250,12 @@ class SimNode(Node):
                     goal_handle.abort()
                     return result
 
+    def destroy_node(self) -> None:
+        if self._action_server is not None:  # rclpy's destroy_node leaves action servers alive
+            self._action_server.destroy()
+            self._action_server = None
+        super().destroy_node()
+
     def _hold(self) -> None:
         """Stop where the arm is (its measured position, as joint_trajectory_controller holds on cancel/abort)."""
         with self._lock:
