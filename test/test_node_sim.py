@@ -216,3 +216,31 @@ def test_goals_with_unknown_joints_are_rejected(spinner):
     assert not controller.send(controller.goal(q0[:6] + 0.1, 0.3, joints=joints[:6])).accepted  # one missing
     time.sleep(0.3)
     np.testing.assert_allclose(controller.position, q0, atol=2e-3)  # never moved
+
+
+def test_ctrl_c_during_a_goal_exits_promptly(spinner, tmp_path):
+    """sim_node as launched (its own process): Ctrl-C while a goal executes ends the process at once (the
+    goal's thread must not keep the interpreter alive)."""
+    import signal
+
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionClient
+
+    from ros_helpers import node_process
+
+    node = spinner.add(Node("client", context=spinner.context))
+    client = ActionClient(node, FollowJointTrajectory, ACTION)
+    spinner.cleanups.append(client.destroy)
+    log = tmp_path / "sim_node.log"
+    with node_process("sim_node", {"robot": "panda", "truth": "nominal"}, log) as process:
+        wait_for(client.server_is_ready, timeout=30, what=f"sim_node's action server (log {log})")
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory = JointTrajectory(joint_names=[f"panda_joint{i}" for i in range(1, 8)], points=[
+            JointTrajectoryPoint(positions=[0.0, 0.0, 0.0, -1.5, 0.0, 1.9, 0.0], time_from_start=Duration(sec=10))])
+        future = client.send_goal_async(goal)
+        wait_for(future.done, what="goal response")
+        assert future.result().accepted
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=5)
+    assert process.returncode == 0, log.read_text()

@@ -187,6 +187,7 @@ class SimNode(Node):
 
         self._fjt = FollowJointTrajectory
         self._active_goal = None
+        self._closing = False
 
         def on_goal(goal: object) -> object:
             names = list(goal.trajectory.joint_names)
@@ -219,6 +220,12 @@ class SimNode(Node):
         end = self.reference.end_time
         while True:
             time.sleep(0.01)
+            if self._closing or not self.context.ok():  # shutting down: end this thread (or the exit hangs)
+                result.error_string = "sim_node shutting down"
+                if self.context.ok():
+                    self._hold()
+                    goal_handle.abort()
+                return result
             if self._active_goal is not goal_handle:
                 result.error_string = "preempted by a new goal"
                 goal_handle.abort()
@@ -252,6 +259,8 @@ class SimNode(Node):
 
     def destroy_node(self) -> None:
         if self._action_server is not None:  # rclpy's destroy_node leaves action servers alive
+            self._closing = True
+            time.sleep(0.05)  # the executing goal's loop sees it and ends its goal
             self._action_server.destroy()
             self._action_server = None
         super().destroy_node()
