@@ -15,7 +15,8 @@ Parameters:
     cycles (int): periods of the excitation (1). autostart (bool): start when ready (false).
     joint_states_topic (str): ``/joint_states``. state_timeout (double): joint states older than this
         are stale (0.5 s). wait_timeout (double): how long a start waits for the controller (and, on
-        autostart, for the first joint states) before aborting (10 s).
+        autostart, for the first joint states; in action mode, for the server's answer to the goal)
+        before aborting (10 s).
     settle_time (double): topic/stream mode: ``done`` this long after the profile's end (0.2 s).
     path_tolerance, goal_tolerance (double): action mode, per-joint position tolerances (0: the
         controller's); goal_time_tolerance (double): 0.5 s.
@@ -25,7 +26,8 @@ Services:
     ``~/start``, ``~/stop`` (std_srvs/Trigger). ``~/start`` answers at once: refused (with the reason)
     when the trajectory or the joint states are bad; otherwise accepted, and the motion begins as soon
     as the controller is reachable (``~/status`` tells). ``~/stop`` cancels the goal (action), sends an
-    empty trajectory (topic: the controller holds its position) or stops streaming.
+    empty trajectory (topic: the controller holds its position) or stops streaming. Ctrl-C while moving
+    does the same; in action mode it waits (up to 2 s) for the server to end the canceled goal.
 
 Publishes:
     ``~/status`` (std_msgs/String, transient local): JSON ``{"state": idle|approaching|running|done|aborted,
@@ -88,7 +90,8 @@ PARAMETERS = (
     Param("autostart", False, "start as soon as joint states and the controller are there"),
     Param("joint_states_topic", "/joint_states", "sensor_msgs/JointState topic"),
     Param("state_timeout", 0.5, "joint states older than this [s] are stale"),
-    Param("wait_timeout", 10.0, "seconds a start waits for the controller (and, on autostart, joint states)"),
+    Param("wait_timeout", 10.0, "seconds a start waits for the controller (and, on autostart, joint states; "
+          "in action mode, for the answer to the goal)"),
     Param("settle_time", 0.2, "topic/stream mode: done this long [s] after the profile ends"),
     Param("path_tolerance", 0.0, "action mode: per-joint path position tolerance [rad] (0: controller default)"),
     Param("goal_tolerance", 0.0, "action mode: per-joint goal position tolerance [rad] (0: controller default)"),

@@ -27,6 +27,7 @@ Subscribes:
 Action server (when control_msgs is importable):
     ``/<controller_name>/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory), with path and
     goal tolerances (:func:`dynid_ros.follow_joint_trajectory.tolerance_violation`), cancel and preemption.
+    Goals naming other joints than the robot's are rejected; on cancel or abort the arm holds where it is.
 
 The simulation runs in real time: a 2 ms timer runs every step that is due by the wall clock.
 """
