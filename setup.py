@@ -5,6 +5,23 @@ from setuptools import find_packages, setup
 
 PACKAGE = "dynid_ros"
 
+# control_msgs has no PyPI wheel: the tests build its FollowJointTrajectory from the interface files
+# vendored in test/control_msgs_src with these ROS 2 Jazzy build wheels (test/control_msgs_build.py).
+CONTROL_MSGS_BUILD = [
+    "catkin_pkg",
+    *(f"ros-jazzy-{name}" for name in (
+        "ament-cmake", "ament-package", "ament-cmake-include-directories", "ament-cmake-libraries",
+        "ament-cmake-python", "ament-cmake-gen-version-h", "ament-cmake-ros", "ament-cmake-gmock",
+        "ament-cmake-gtest", "ament-cmake-pytest", "domain-coordinator", "python-cmake-module",
+        "rosidl-default-generators", "rosidl-default-runtime", "rosidl-core-generators", "rosidl-generator-py",
+        "rosidl-generator-c", "rosidl-generator-cpp", "rosidl-generator-type-description", "rosidl-adapter",
+        "rosidl-cmake", "rosidl-cli", "rosidl-parser", "rosidl-pycommon", "rosidl-typesupport-c",
+        "rosidl-typesupport-cpp", "rosidl-typesupport-fastrtps-c", "rosidl-typesupport-fastrtps-cpp",
+        "rosidl-typesupport-introspection-c", "rosidl-typesupport-introspection-cpp",
+        "rosidl-typesupport-interface", "rosidl-runtime-c", "rosidl-runtime-cpp", "rmw-implementation-cmake",
+        "fastrtps-cmake-module", "service-msgs", "unique-identifier-msgs", "action-msgs", "geometry-msgs")),
+]
+
 setup(
     name=PACKAGE,
     version="0.1.0",
@@ -47,6 +64,7 @@ setup(
             "ros-jazzy-sensor-msgs",
             "ros-jazzy-trajectory-msgs",
             "ros-jazzy-builtin-interfaces",
+            *CONTROL_MSGS_BUILD,
         ],
     },
     zip_safe=True,

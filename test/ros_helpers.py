@@ -53,6 +53,7 @@ class Spinner:
     def __init__(self, context: object) -> None:
         self.context = context
         self.nodes: list = []
+        self.cleanups: list[Callable[[], object]] = []
         self._executors: list = []
         self._threads: list[threading.Thread] = []
         self._running = True
@@ -66,10 +67,12 @@ class Spinner:
         except (ExternalShutdownException, RuntimeError):
             pass
 
-    def add(self, node: object) -> object:
-        from rclpy.executors import SingleThreadedExecutor
+    def add(self, node: object, multithreaded: bool = False) -> object:
+        """Spin ``node``; ``multithreaded`` as sim_node's ``main`` does when it serves FollowJointTrajectory."""
+        from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 
-        executor = SingleThreadedExecutor(context=self.context)
+        executor = MultiThreadedExecutor(num_threads=4, context=self.context) if multithreaded \
+            else SingleThreadedExecutor(context=self.context)
         executor.add_node(node)
         thread = threading.Thread(target=self._spin, args=(executor,), daemon=True)
         thread.start()
@@ -82,6 +85,8 @@ class Spinner:
         self._running = False
         for thread in self._threads:
             thread.join(timeout=5)
+        for cleanup in reversed(self.cleanups):  # e.g. action clients and servers: destroy_node leaves them
+            cleanup()
         for executor, node in zip(self._executors, self.nodes):
             executor.remove_node(node)
             node.destroy_node()

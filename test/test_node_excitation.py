@@ -1,21 +1,24 @@
-"""excitation_node with real rclpy: parameters, services, status, topic/stream motion, refusals.
+"""excitation_node with real rclpy: parameters, services, status, topic/stream/action motion, refusals.
 
-The controller is a plain rclpy subscriber (it only has to exist and receive); joint states come
-from a test publisher. Each refusal checks that nothing was sent to the controller.
+In topic/stream mode the controller is a plain rclpy subscriber (it only has to exist and receive); joint
+states come from a test publisher. Each refusal checks that nothing was sent to the controller. In
+action mode (control_msgs/FollowJointTrajectory, built by the test set-up) the controller is sim_node
+(a separate process, as launched) or, for the answers sim_node never gives, a plain rclpy ActionServer.
 """
 
 import time
 
 import numpy as np
 import pytest
+import rclpy  # noqa: E402,F401
 import yaml
-from rclpy.node import Node
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
-from trajectory_msgs.msg import JointTrajectory
+from rclpy.node import Node  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 from dynid_ros.nodes.excitation_node import PARAMETERS, ExcitationNode
-from ros_helpers import Latest, call_trigger, params, status_qos, wait_for, write_test_trajectory
+from ros_helpers import Latest, call_trigger, params, robot_limits_of, status_qos, wait_for, write_test_trajectory
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 CONTROLLER_TOPIC = "/joint_trajectory_controller/joint_trajectory"
@@ -176,12 +179,13 @@ def test_unreachable_controller_is_refused(spinner, trajectory_file, mid_pose):
     refused(robot, f"no subscriber on {CONTROLLER_TOPIC} within 0.5 s", start=False)
 
 
-def test_action_mode_without_control_msgs_reports_aborted(spinner, trajectory_file, mid_pose):
-    try:
-        import control_msgs  # noqa: F401
-        pytest.skip("control_msgs is installed: this test covers its absence")
-    except ImportError:
-        pass
+def test_action_mode_without_control_msgs_reports_aborted(spinner, trajectory_file, mid_pose, monkeypatch):
+    """control_msgs is built for the tests; its absence (a robot without it) is made here by hiding the
+    module (``None`` in sys.modules makes its import fail), which the real package cannot show."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "control_msgs", None)
+    monkeypatch.setitem(sys.modules, "control_msgs.action", None)
     robot = Robot(spinner, PANDA, mid_pose, controller=False)
     excitation(spinner, trajectory_file, mode="action")
     time.sleep(0.3)
@@ -197,6 +201,211 @@ def test_autostart_waits_for_joint_states_then_moves(spinner, trajectory_file, m
     robot.publishing = True
     wait_for(lambda: robot.trajectories.messages, what="autostarted trajectory")
     wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
+
+
+# ----------------------------------------------------------------------------------------------
+# Action mode: control_msgs/FollowJointTrajectory
+
+ACTION = "/joint_trajectory_controller/follow_joint_trajectory"
+
+
+@pytest.fixture(scope="module")
+def sim_process(tmp_path_factory):
+    """sim_node (nominal Panda, FollowJointTrajectory server) in its own process for this module's action tests."""
+    from ros_helpers import node_process
+
+    log = tmp_path_factory.mktemp("sim") / "sim_node.log"
+    with node_process("sim_node", {"robot": "panda", "truth": "nominal"}, log) as process:
+        yield process, log
+
+
+class Arm:
+    """What the action tests watch: sim_node's joint states, the goal statuses of its server, excitation's status."""
+
+    def __init__(self, spinner, sim_process):
+        from action_msgs.msg import GoalStatusArray
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        self.process, self.log = sim_process
+        self.node = spinner.add(Node("watcher", context=spinner.context))
+        self.states = Latest(self.node, JointState, "/joint_states", 100)
+        self.goals = Latest(self.node, GoalStatusArray, f"{ACTION}/_action/status", QoSProfile(
+            depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.status = Latest(self.node, String, "/excitation_node/status", status_qos(), as_json=True)
+        wait_for(lambda: self.states.messages, timeout=30, what=f"sim_node joint states (log {self.log})")
+
+    @property
+    def position(self):
+        return np.array(self.states.last.position)
+
+    def goal_states(self):
+        """Last status of each goal id seen on the server's status topic."""
+        last = {}
+        for array in self.goals.messages:
+            for status in array.status_list:
+                last[bytes(status.goal_info.goal_id.uuid)] = status.status
+        return list(last.values())
+
+    def states_seen(self):
+        return [s["state"] for s in self.status.messages]
+
+    def assert_stopped(self, settle=0.6):
+        time.sleep(settle)
+        held = self.position
+        time.sleep(0.3)
+        np.testing.assert_allclose(self.position, held, atol=2e-3)
+        assert np.abs(self.states.last.velocity).max() < 0.05
+        return held
+
+
+def test_action_mode_drives_sim_node_to_done(spinner, sim_process, trajectory_file):
+    from action_msgs.msg import GoalStatus
+
+    from dynid_ros.excitation.trajectory_file import load_trajectory
+    from dynid_ros.trajectory_execution import prepare_profile
+
+    arm = Arm(spinner, sim_process)
+    node = excitation(spinner, trajectory_file, mode="action", goal_tolerance=0.01)
+    time.sleep(0.3)
+    q_start = arm.position
+    response = call_trigger(arm.node, "/excitation_node/start")
+    assert response.success and "action mode" in response.message, response.message
+    profile = prepare_profile(load_trajectory(trajectory_file), q_start, 1, 1000.0, robot_limits_of("panda"))
+    wait_for(lambda: "done" in arm.states_seen() or "aborted" in arm.states_seen(), timeout=profile.duration + 10,
+             what="the end of the excitation")
+    assert arm.status.last["state"] == "done", arm.status.last
+    assert arm.status.last["message"] == "trajectory executed"
+    assert arm.goal_states()[-1] == GoalStatus.STATUS_SUCCEEDED
+    end = profile.sample(np.array([profile.duration]))[0][0]
+    np.testing.assert_allclose(arm.position, end, atol=0.01)  # the arm followed the profile to its end
+    assert node._goal_handle is None
+
+
+def test_stop_cancels_the_goal_and_the_arm_stops(spinner, sim_process, trajectory_file):
+    from action_msgs.msg import GoalStatus
+
+    arm = Arm(spinner, sim_process)
+    excitation(spinner, trajectory_file, mode="action", cycles=20)
+    time.sleep(0.3)
+    assert call_trigger(arm.node, "/excitation_node/start").success
+    wait_for(lambda: "running" in arm.states_seen(), what="running")
+    time.sleep(0.3)
+    response = call_trigger(arm.node, "/excitation_node/stop")
+    assert response.success
+    wait_for(lambda: arm.goal_states() and arm.goal_states()[-1] == GoalStatus.STATUS_CANCELED,
+             what="the goal canceled on the server")
+    assert arm.status.last["state"] == "aborted" and "stopped on request" in arm.status.last["message"]
+    arm.assert_stopped()
+
+
+def test_shutdown_cancels_the_goal_and_the_arm_stops(spinner, sim_process, trajectory_file, tmp_path):
+    from action_msgs.msg import GoalStatus
+
+    from ros_helpers import node_process
+
+    arm = Arm(spinner, sim_process)
+    log = tmp_path / "excitation_node.log"
+    with node_process("excitation_node", {"trajectory_file": str(trajectory_file), "mode": "action",
+                                          "cycles": 20, "autostart": True}, log) as process:
+        wait_for(lambda: "running" in arm.states_seen(), timeout=30, what=f"running (log {log})")
+        time.sleep(0.3)
+    assert process.returncode == 0, log.read_text()
+    wait_for(lambda: arm.goal_states() and arm.goal_states()[-1] == GoalStatus.STATUS_CANCELED,
+             what=f"the goal canceled on the server (log {log})")
+    assert "node shutting down" in log.read_text()
+    arm.assert_stopped()
+
+
+def test_path_tolerance_abort_reports_the_servers_error(spinner, sim_process, trajectory_file):
+    from action_msgs.msg import GoalStatus
+
+    arm = Arm(spinner, sim_process)
+    excitation(spinner, trajectory_file, mode="action", path_tolerance=1e-6)
+    time.sleep(0.3)
+    assert call_trigger(arm.node, "/excitation_node/start").success
+    wait_for(lambda: "aborted" in arm.states_seen(), what="aborted")
+    message = arm.status.last["message"]
+    assert "goal ABORTED: PATH_TOLERANCE_VIOLATED (joint panda_joint" in message
+    assert "exceeds tolerance 1e-06" in message  # the server's error_string
+    assert arm.goal_states()[-1] == GoalStatus.STATUS_ABORTED
+    arm.assert_stopped()
+
+
+SCRIPTED = "scripted_controller"  # not sim_node's controller name: sim_process may be running
+SCRIPTED_ACTION = f"/{SCRIPTED}/follow_joint_trajectory"
+
+
+class ScriptedServer:
+    """A plain rclpy FollowJointTrajectory server that answers every goal one way: what sim_node never does
+    (accept, then end with a given status, error code and error string; reject; or never answer)."""
+
+    def __init__(self, spinner, answer, spin=True):
+        from control_msgs.action import FollowJointTrajectory
+        from rclpy.action import ActionServer, GoalResponse
+
+        self.goals = []
+        self.answer = answer
+        self.node = Node("controller", context=spinner.context)
+        if spin:
+            spinner.add(self.node)
+        self.result_type = FollowJointTrajectory.Result
+
+        def on_goal(goal):
+            self.goals.append(goal)
+            return GoalResponse.REJECT if answer == "reject" else GoalResponse.ACCEPT
+
+        self.server = ActionServer(self.node, FollowJointTrajectory, SCRIPTED_ACTION, execute_callback=self._execute,
+                                   goal_callback=on_goal)
+        spinner.cleanups.append(self.server.destroy)
+        if not spin:
+            spinner.cleanups.append(self.node.destroy_node)
+
+    def _execute(self, handle):
+        end, code, text = self.answer
+        getattr(handle, end)()
+        return self.result_type(error_code=code, error_string=text)
+
+
+@pytest.mark.parametrize("answer, words", [
+    (("abort", -2, "joint panda_joint8 is not a joint of this controller"),
+     "goal ABORTED: INVALID_JOINTS (joint panda_joint8 is not a joint of this controller)"),
+    (("succeed", -5, "panda_joint3 off by 0.2 rad"),
+     "controller reported SUCCEEDED but GOAL_TOLERANCE_VIOLATED (panda_joint3 off by 0.2 rad)"),
+    ("reject", "goal rejected by the controller"),
+])
+def test_server_verdicts_end_the_excitation(spinner, trajectory_file, mid_pose, answer, words):
+    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    server = ScriptedServer(spinner, answer)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED)
+    time.sleep(0.3)
+    assert call_trigger(robot.node, "/excitation_node/start").success
+    wait_for(lambda: robot.status.last["state"] == "aborted", what="aborted")
+    assert robot.status.last["message"] == words
+    assert len(server.goals) == 1
+    assert list(server.goals[0].trajectory.joint_names) == PANDA
+
+
+def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, mid_pose):
+    """The server exists (discovered, ready) but its node is never spun: the goal gets no answer."""
+    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    ScriptedServer(spinner, ("succeed", 0, ""), spin=False)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5)
+    time.sleep(0.3)
+    response = call_trigger(robot.node, "/excitation_node/start")
+    assert response.success and "moving" in response.message
+    started = time.monotonic()
+    wait_for(lambda: robot.status.last["state"] == "aborted", timeout=5, what="aborted")
+    assert time.monotonic() - started < 3  # wait_timeout, not the trajectory's duration plus the result grace
+    assert robot.status.last["message"] == f"action server {SCRIPTED_ACTION} did not answer the goal within 0.5 s"
+
+
+def test_absent_action_server_hits_wait_timeout(spinner, trajectory_file, mid_pose):
+    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5)
+    time.sleep(0.3)
+    response = call_trigger(robot.node, "/excitation_node/start")
+    assert response.success and "waiting for the controller" in response.message
+    refused(robot, f"action server {SCRIPTED_ACTION} not available within 0.5 s: not moving", start=False)
 
 
 def test_wide_file_limits_and_motion_outside_the_urdf_are_refused(spinner, tmp_path):

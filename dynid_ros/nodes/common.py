@@ -10,7 +10,9 @@ schema's default. Values are coerced to the default's type, so ``rate_hz:=500`` 
 from __future__ import annotations
 
 import json
+import signal
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,24 +135,33 @@ def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str
     return node.create_service(Trigger, name, answer)
 
 
-def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False) -> int:
+def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False,
+        talk_on_shutdown: bool = False) -> int:
     """``main`` of a node: init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
 
     A DynidError while constructing the node (bad parameter, file) is logged on one line; exit code 2.
+    ``talk_on_shutdown``: Ctrl-C (SIGINT) ends the spinning but leaves the context valid while
+    ``destroy_node`` runs, so the node can still send (a cancel request, say) and wait for the answer;
+    rclpy's own SIGINT handler would shut the context down first.
     """
     import rclpy
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
 
     from dynid_ros.errors import DynidError
 
-    rclpy.init(args=args)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO if talk_on_shutdown else None)
+    interrupted = threading.Event()
+    if talk_on_shutdown:  # a flag, not KeyboardInterrupt: that could surface inside rclpy's C++ calls
+        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     node = None
     code = 0
     try:
         node = make_node()
         executor = MultiThreadedExecutor(num_threads=4) if multithreaded else SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
+        while rclpy.ok() and not interrupted.is_set():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except DynidError as err:

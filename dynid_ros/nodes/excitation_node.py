@@ -18,7 +18,8 @@ Parameters:
     cycles (int): periods of the excitation (1). autostart (bool): start when ready (false).
     joint_states_topic (str): ``/joint_states``. state_timeout (double): joint states older than this
         are stale (0.5 s). wait_timeout (double): how long a start waits for the controller (and, on
-        autostart, for the first joint states) before aborting (10 s).
+        autostart, for the first joint states; in action mode, for the server's answer to the goal)
+        before aborting (10 s).
     settle_time (double): topic/stream mode: ``done`` this long after the profile's end (0.2 s).
     path_tolerance, goal_tolerance (double): action mode, per-joint position tolerances (0: the
         controller's); goal_time_tolerance (double): 0.5 s.
@@ -28,7 +29,8 @@ Services:
     ``~/start``, ``~/stop`` (std_srvs/Trigger). ``~/start`` answers at once: refused (with the reason)
     when the trajectory or the joint states are bad; otherwise accepted, and the motion begins as soon
     as the controller is reachable (``~/status`` tells). ``~/stop`` cancels the goal (action), sends an
-    empty trajectory (topic: the controller holds its position) or stops streaming.
+    empty trajectory (topic: the controller holds its position) or stops streaming. Ctrl-C while moving
+    does the same; in action mode it waits (up to 2 s) for the server to end the canceled goal.
 
 Publishes:
     ``~/status`` (std_msgs/String, transient local): JSON ``{"state": idle|approaching|running|done|aborted,
@@ -55,7 +57,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
-from dynid_ros.follow_joint_trajectory import GoalTracker, build_goal_spec, fill_goal, load_control_msgs
+from dynid_ros.follow_joint_trajectory import GoalPhase, GoalTracker, build_goal_spec, fill_goal, load_control_msgs
 from dynid_ros.nodes.common import (
     Param,
     declare_parameters,
@@ -81,6 +83,9 @@ NAME = "excitation_node"
 RESULT_GRACE_S = 10.0
 """Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
 
+SHUTDOWN_WAIT_S = 2.0
+"""Action mode: on shutdown, seconds to wait for the canceled goal's end (the server's answer)."""
+
 PARAMETERS = (
     Param("urdf_path", "", "robot URDF file ('' and no robot_description: the config's robot.urdf)"),
     Param("robot_description", "", "robot URDF text (instead of urdf_path)"),
@@ -93,7 +98,8 @@ PARAMETERS = (
     Param("autostart", False, "start as soon as joint states and the controller are there"),
     Param("joint_states_topic", "/joint_states", "sensor_msgs/JointState topic"),
     Param("state_timeout", 0.5, "joint states older than this [s] are stale"),
-    Param("wait_timeout", 10.0, "seconds a start waits for the controller (and, on autostart, joint states)"),
+    Param("wait_timeout", 10.0, "seconds a start waits for the controller (and, on autostart, joint states; "
+          "in action mode, for the answer to the goal)"),
     Param("settle_time", 0.2, "topic/stream mode: done this long [s] after the profile ends"),
     Param("path_tolerance", 0.0, "action mode: per-joint path position tolerance [rad] (0: controller default)"),
     Param("goal_tolerance", 0.0, "action mode: per-joint goal position tolerance [rad] (0: controller default)"),
@@ -124,6 +130,7 @@ class ExcitationNode(Node):
         self._action_client = None
         self._goal_handle = None
         self._tracker: GoalTracker | None = None
+        self._goal_sent_at = 0.0
         self.status_pub = self.create_publisher(String, "~/status", latched_qos())
         self.trajectory_pub = self.create_publisher(JointTrajectory, self.trajectory_topic, 10) \
             if p["mode"] == "topic" else None
@@ -281,6 +288,7 @@ class ExcitationNode(Node):
                                goal_time_tolerance=p["goal_time_tolerance"])
         goal = fill_goal(action.FollowJointTrajectory.Goal(), spec, JointTrajectoryPoint, JointTolerance, Duration)
         self._tracker = tracker = GoalTracker()
+        self._goal_sent_at = time.monotonic()
         future = self._action_client.send_goal_async(goal)
         future.add_done_callback(lambda f: self._on_goal_response(tracker, f))
 
@@ -288,15 +296,16 @@ class ExcitationNode(Node):
         try:
             handle = future.result()
         except Exception as err:  # noqa: BLE001 - transport errors end the goal
-            self._end_goal(tracker.on_error(f"sending the goal failed: {err}"))
+            self._end_goal(tracker, tracker.on_error(f"sending the goal failed: {err}"))
             return
         cancel_now = tracker.on_goal_response(bool(handle.accepted))
         if not handle.accepted:
-            self._end_goal(tracker.outcome)
+            self._end_goal(tracker, tracker.outcome)
             return
-        self._goal_handle = handle
+        if tracker is self._tracker:
+            self._goal_handle = handle
         handle.get_result_async().add_done_callback(lambda f: self._on_result(tracker, f))
-        if cancel_now:
+        if cancel_now:  # stopped while the goal was on its way (also a goal of an earlier run)
             handle.cancel_goal_async()
 
     def _on_result(self, tracker: GoalTracker, future: object) -> None:
@@ -306,9 +315,12 @@ class ExcitationNode(Node):
                                         str(response.result.error_string))
         except Exception as err:  # noqa: BLE001
             outcome = tracker.on_error(f"getting the result failed: {err}")
-        self._end_goal(outcome)
+        self._end_goal(tracker, outcome)
 
-    def _end_goal(self, outcome: object) -> None:
+    def _end_goal(self, tracker: GoalTracker, outcome: object) -> None:
+        if tracker is not self._tracker:  # the end of an earlier run's goal: this run is not concerned
+            self.get_logger().info(f"earlier goal ended: {outcome.message}")
+            return
         self._goal_handle = None
         if outcome.success:
             self.run_state.finish(outcome.message)
@@ -342,8 +354,34 @@ class ExcitationNode(Node):
 
     def destroy_node(self) -> None:
         if self.run_state.active:
-            self.stop("node shutting down")
+            if self.context.ok():
+                self.stop("node shutting down")
+                self._await_goal_end(SHUTDOWN_WAIT_S)
+            else:
+                self.get_logger().error("shutting down while moving with ROS already shut down: nothing could be "
+                                        "sent to the controller")
+        if self._action_client is not None:  # rclpy's destroy_node leaves action clients alive
+            self._action_client.destroy()
+            self._action_client = None
         super().destroy_node()
+
+    def _await_goal_end(self, timeout: float) -> None:
+        """Spin this node (its executor has stopped) until the canceled goal has ended, at most ``timeout`` s."""
+        from rclpy.executors import SingleThreadedExecutor
+
+        tracker = self._tracker
+        if self.params["mode"] != "action" or tracker is None or tracker.finished:
+            return
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self)
+        deadline = time.monotonic() + timeout
+        try:
+            while not tracker.finished and time.monotonic() < deadline and self.context.ok():
+                executor.spin_once(timeout_sec=0.05)
+        finally:
+            executor.remove_node(self)
+        if not tracker.finished:
+            self.get_logger().error(f"the controller did not confirm the end of the goal within {timeout} s")
 
     # ------------------------------------------------------------------------------------------
     # Callbacks
@@ -367,6 +405,12 @@ class ExcitationNode(Node):
             self._stop_stream()
             self.run_state.finish("trajectory sent to the end")
             self.get_logger().info("excitation done")
+        elif self.params["mode"] == "action" and self._tracker is not None and \
+                self._tracker.phase is GoalPhase.SENDING and \
+                time.monotonic() - self._goal_sent_at > self.params["wait_timeout"]:
+            self.stop(f"action server {self.action_name} did not answer the goal within "
+                      f"{self.params['wait_timeout']} s")
+            return
         elif self.params["mode"] == "action" and self.run_state.elapsed_past_end(time.monotonic()) > \
                 RESULT_GRACE_S + self.params["goal_time_tolerance"]:
             self.stop("no result from the action server after the trajectory's end")
@@ -399,7 +443,7 @@ class ExcitationNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(ExcitationNode, args)
+    return run(ExcitationNode, args, talk_on_shutdown=True)  # on Ctrl-C: cancel the goal, wait for its end
 
 
 if __name__ == "__main__":

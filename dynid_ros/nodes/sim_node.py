@@ -32,6 +32,7 @@ Subscribes:
 Action server (when control_msgs is importable):
     ``/<controller_name>/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory), with path and
     goal tolerances (:func:`dynid_ros.follow_joint_trajectory.tolerance_violation`), cancel and preemption.
+    Goals naming other joints than the robot's are rejected; on cancel or abort the arm holds where it is.
 
 The simulation runs in real time: a 2 ms timer runs every step that is due by the wall clock.
 """
@@ -210,6 +211,7 @@ class SimNode(Node):
 
         self._fjt = FollowJointTrajectory
         self._active_goal = None
+        self._closing = False
 
         def on_goal(goal: object) -> object:
             names = list(goal.trajectory.joint_names)
@@ -242,6 +244,12 @@ class SimNode(Node):
         end = self.reference.end_time
         while True:
             time.sleep(0.01)
+            if self._closing or not self.context.ok():  # shutting down: end this thread (or the exit hangs)
+                result.error_string = "sim_node shutting down"
+                if self.context.ok():
+                    self._hold()
+                    goal_handle.abort()
+                return result
             if self._active_goal is not goal_handle:
                 result.error_string = "preempted by a new goal"
                 goal_handle.abort()
@@ -273,10 +281,20 @@ class SimNode(Node):
                     goal_handle.abort()
                     return result
 
+    def destroy_node(self) -> None:
+        if self._action_server is not None:  # rclpy's destroy_node leaves action servers alive
+            self._closing = True
+            time.sleep(0.05)  # the executing goal's loop sees it and ends its goal
+            self._action_server.destroy()
+            self._action_server = None
+        super().destroy_node()
+
     def _hold(self) -> None:
+        """Stop where the arm is (its measured position, as joint_trajectory_controller holds on cancel/abort)."""
         with self._lock:
             now = self.sim.time
-            self.reference = TrajectoryReference.hold(self.joints, now, self.reference.sample(now)[0])
+            where = self.last_sample.position if self.last_sample is not None else self.reference.sample(now)[0]
+            self.reference = TrajectoryReference.hold(self.joints, now, where)
         self._active_goal = None
 
 
