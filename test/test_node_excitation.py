@@ -209,6 +209,47 @@ def test_autostart_waits_for_joint_states_then_moves(spinner, trajectory_file, m
 ACTION = "/joint_trajectory_controller/follow_joint_trajectory"
 
 
+def test_wide_file_limits_and_motion_outside_the_urdf_are_refused(spinner, tmp_path):
+    """The file's limits say +-10 rad, 100 rad/s; panda_joint4 swings past its URDF range: the robot's limits win."""
+    from test_robot_limits import HOME, outside_urdf_trajectory, write_wide
+
+    path = write_wide(tmp_path / "wide.yaml", outside_urdf_trajectory())
+    robot = Robot(spinner, PANDA, HOME)
+    excitation(spinner, path)
+    time.sleep(0.3)
+    refused(robot, "joint panda_joint4: position")
+    assert "of the robot" in robot.status.last["message"] and "at t = " in robot.status.last["message"]
+
+
+def test_a_robot_joint_missing_from_the_joint_states_is_refused(spinner, tmp_path):
+    """A trajectory of six joints; /joint_states lacks the seventh robot joint: its pose is unknown, refused."""
+    from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
+    from test_robot_limits import HOME, outside_urdf_trajectory
+
+    full = outside_urdf_trajectory(amplitude_rad=0.2, period=1.0)
+    six = FourierTrajectory(full.joints[:6], full.wf, full.q0[:6], full.a[:6], full.b[:6])
+    path = tmp_path / "six.yaml"
+    save_trajectory(path, ExcitationTrajectory(six, None, 1.0))
+    robot = Robot(spinner, PANDA[:6], HOME[:6])
+    excitation(spinner, path)
+    time.sleep(0.3)
+    refused(robot, "does not name joint(s) panda_joint7 of the robot")
+
+
+def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
+    from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
+    from test_robot_limits import HOME, outside_urdf_trajectory
+
+    full = outside_urdf_trajectory(amplitude_rad=0.2, period=1.0)
+    renamed = FourierTrajectory((*full.joints[:6], "gripper_joint"), full.wf, full.q0, full.a, full.b)
+    path = tmp_path / "other_robot.yaml"
+    save_trajectory(path, ExcitationTrajectory(renamed, None, 1.0))
+    robot = Robot(spinner, [*PANDA, "gripper_joint"], [*HOME, 0.0])  # even if /joint_states names it
+    excitation(spinner, path)
+    time.sleep(0.3)
+    refused(robot, "trajectory joint(s) gripper_joint are not joints of the robot")
+
+
 @pytest.fixture(scope="module")
 def sim_process(tmp_path_factory):
     """sim_node (nominal Panda, FollowJointTrajectory server) in its own process for this module's action tests."""
@@ -305,7 +346,7 @@ def test_shutdown_cancels_the_goal_and_the_arm_stops(spinner, sim_process, traje
 
     arm = Arm(spinner, sim_process)
     log = tmp_path / "excitation_node.log"
-    with node_process("excitation_node", {"trajectory_file": str(trajectory_file), "mode": "action",
+    with node_process("excitation_node", {"robot": "panda", "trajectory_file": str(trajectory_file), "mode": "action",
                                           "cycles": 20, "autostart": True}, log) as process:
         wait_for(lambda: "running" in arm.states_seen(), timeout=30, what=f"running (log {log})")
         time.sleep(0.3)
@@ -406,44 +447,3 @@ def test_absent_action_server_hits_wait_timeout(spinner, trajectory_file, mid_po
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success and "waiting for the controller" in response.message
     refused(robot, f"action server {SCRIPTED_ACTION} not available within 0.5 s: not moving", start=False)
-
-
-def test_wide_file_limits_and_motion_outside_the_urdf_are_refused(spinner, tmp_path):
-    """The file's limits say +-10 rad, 100 rad/s; panda_joint4 swings past its URDF range: the robot's limits win."""
-    from test_robot_limits import HOME, outside_urdf_trajectory, write_wide
-
-    path = write_wide(tmp_path / "wide.yaml", outside_urdf_trajectory())
-    robot = Robot(spinner, PANDA, HOME)
-    excitation(spinner, path)
-    time.sleep(0.3)
-    refused(robot, "joint panda_joint4: position")
-    assert "of the robot" in robot.status.last["message"] and "at t = " in robot.status.last["message"]
-
-
-def test_a_robot_joint_missing_from_the_joint_states_is_refused(spinner, tmp_path):
-    """A trajectory of six joints; /joint_states lacks the seventh robot joint: its pose is unknown, refused."""
-    from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
-    from test_robot_limits import HOME, outside_urdf_trajectory
-
-    full = outside_urdf_trajectory(amplitude_rad=0.2, period=1.0)
-    six = FourierTrajectory(full.joints[:6], full.wf, full.q0[:6], full.a[:6], full.b[:6])
-    path = tmp_path / "six.yaml"
-    save_trajectory(path, ExcitationTrajectory(six, None, 1.0))
-    robot = Robot(spinner, PANDA[:6], HOME[:6])
-    excitation(spinner, path)
-    time.sleep(0.3)
-    refused(robot, "does not name joint(s) panda_joint7 of the robot")
-
-
-def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
-    from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
-    from test_robot_limits import HOME, outside_urdf_trajectory
-
-    full = outside_urdf_trajectory(amplitude_rad=0.2, period=1.0)
-    renamed = FourierTrajectory((*full.joints[:6], "gripper_joint"), full.wf, full.q0, full.a, full.b)
-    path = tmp_path / "other_robot.yaml"
-    save_trajectory(path, ExcitationTrajectory(renamed, None, 1.0))
-    robot = Robot(spinner, [*PANDA, "gripper_joint"], [*HOME, 0.0])  # even if /joint_states names it
-    excitation(spinner, path)
-    time.sleep(0.3)
-    refused(robot, "trajectory joint(s) gripper_joint are not joints of the robot")

@@ -176,7 +176,7 @@ def test_path_tolerance_violation_aborts_and_holds(spinner, panda):
     controller = Controller(spinner)
     q0 = controller.position
     joint = panda.joints[1]
-    handle = controller.send(controller.goal(q0 + 0.5, 0.2, path_tolerance=[(joint, 1e-4)]))
+    handle = controller.send(controller.goal(q0 + 0.2, 0.5, path_tolerance=[(joint, 1e-6)]))
     response = controller.result(handle)
     assert response.status == GoalStatus.STATUS_ABORTED
     assert response.result.error_code == controller.action.Result.PATH_TOLERANCE_VIOLATED
