@@ -1,0 +1,259 @@
+"""Defaults derived from a robot's URDF, for a robot that has no config file (``dynid demo --urdf``).
+
+:func:`derive_config` returns a config mapping with the sections of ``config/panda.yaml``
+(``robot``, ``identification``, ``excitation``, ``simulation``), every value computed from the
+nominal model, never tuned to one robot. The scales come from the model sampled over its position
+range (:func:`joint_scales`): per joint the largest diagonal inertia ``M_jj(q)`` and gravity torque
+``g_j(q)``, and the arm's reach.
+
+- **Excitation** (Sousa & Cortesão 2014 section 5.2.2, Wang et al. 2019 section IV): a 5-harmonic
+  Fourier series at 0.1 Hz; conservative accelerations, at most :data:`MAX_ACCELERATION` and at most
+  what :data:`ACCELERATION_EFFORT` of the effort left over by gravity gives to the joint's largest
+  inertia; :data:`VELOCITY_MARGIN` of the URDF velocity limits; joints with more than a turn of
+  range use one turn about the middle.
+- **Simulated truth**: link masses, CoMs (scaled to the reach) and second moments perturbed;
+  per joint Coulomb friction, viscous friction, armature and torque-sensor noise scaled to the
+  torque the joint carries (:func:`joint_scales`), a bias of a few noise levels.
+- **Controller**: PD gains scaled to each joint's inertia (natural frequency :data:`CONTROL_OMEGA`,
+  critically damped), an inexact Coulomb compensation, like the firmware of a real arm.
+- **Identification**: the defaults of ``dynid identify`` (viscous + Coulomb + offset friction,
+  armature, FBPE with full consistency), total mass within :data:`TOTAL_MASS_RANGE` of the URDF's.
+
+:func:`gripper_joints` finds the end-effector joints (fingers, mimic joints, branches after the
+arm), which the demo locks at neutral unless they are named.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+
+from dynid_ros.errors import ModelError
+from dynid_ros.model import RobotModel
+
+HARMONICS = 5
+FREQUENCY_HZ = 0.1
+MAX_ACCELERATION = 5.0
+"""Upper bound of the default acceleration limit [rad/s^2 or m/s^2] (a URDF gives none)."""
+MIN_ACCELERATION = 0.5
+"""Lower bound of the default acceleration limit, so a weak joint still moves."""
+ACCELERATION_EFFORT = 0.3
+"""Fraction of the effort left over by gravity that may accelerate the joint's largest inertia."""
+VELOCITY_MARGIN = 0.6
+"""Fraction of the URDF velocity limits the excitation may use."""
+POSITION_MARGIN = 0.1
+"""Distance [rad or m] kept from each end of a joint's range (capped at 10 % of the range)."""
+
+MASS_STD, INERTIA_STD = 0.10, 0.15
+"""Relative standard deviations of the simulated truth's link masses and second moments."""
+COM_STD_PER_REACH = 0.01
+"""CoM shift std of the simulated truth, as a fraction of the arm's reach."""
+COULOMB_RATIO = 0.02
+"""Coulomb friction of the simulated truth, as a fraction of the joint's load torque."""
+VISCOUS_SPEED = 5.0
+"""Speed [rad/s] at which the truth's viscous friction equals its Coulomb friction."""
+ARMATURE_RATIO = 0.1
+"""Armature of the simulated truth, as a fraction of the joint's mean diagonal inertia (at least
+:data:`ARMATURE_FLOOR` of the arm's largest diagonal inertia: a wrist motor is not arbitrarily small)."""
+ARMATURE_FLOOR = 0.005
+DRIVE_FLOOR = 0.05
+"""Friction, noise and armature of a joint are scaled to at least this fraction of the arm's largest
+load torque or inertia: drives and sensors are sized to the arm, not only to the link they move."""
+NOISE_RATIO = 0.002
+"""Torque-sensor noise std of the simulated truth, as a fraction of the joint's load torque."""
+BIAS_NOISES = 2.0
+"""The truth's sensor bias is drawn uniformly within this many noise stds."""
+COMPENSATION_RATIO = 0.85
+"""The controller compensates this fraction of the true Coulomb friction (an inexact firmware model)."""
+CONTROL_OMEGA = 40.0
+"""Closed-loop natural frequency [rad/s] of the default PD gains on the joint's largest inertia."""
+TOTAL_MASS_RANGE = (0.7, 1.3)
+"""Bounds of the identified total mass, relative to the URDF's."""
+SAMPLES = 256
+"""Configurations sampled for :func:`joint_scales`."""
+
+GRIPPER_WORDS = ("finger", "gripper", "jaw", "claw", "thumb", "knuckle")
+"""A movable joint whose name contains one of these is part of an end effector."""
+MOVABLE = ("revolute", "continuous", "prismatic")
+
+
+@dataclass(frozen=True)
+class JointScales:
+    """Per-joint scales of a model over its position range (:func:`joint_scales`).
+
+    Attributes:
+        inertia_max, inertia_mean: largest and mean diagonal inertia ``M_jj(q)`` [kg m^2 or kg].
+        gravity_max: largest gravity torque ``|g_j(q)|`` [N m or N].
+        load: torque the joint carries: ``gravity_max + inertia_max * acceleration``.
+        drive: the joint's torque scale: ``load``, at least :data:`DRIVE_FLOOR` of the largest load.
+        acceleration: the conservative acceleration limit.
+        reach: sum of the distances between successive joint origins [m].
+    """
+
+    inertia_max: np.ndarray
+    inertia_mean: np.ndarray
+    gravity_max: np.ndarray
+    load: np.ndarray
+    acceleration: np.ndarray
+    reach: float
+
+    @property
+    def drive(self) -> np.ndarray:
+        return np.maximum(self.load, DRIVE_FLOOR * self.load.max())
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Rotor inertia of the simulated truth (:data:`ARMATURE_RATIO`)."""
+        return np.maximum(ARMATURE_RATIO * self.inertia_mean, ARMATURE_FLOOR * self.inertia_max.max())
+
+
+def excitation_ranges(model: RobotModel) -> np.ndarray:
+    """(n, 2) position ranges the defaults excite: the URDF limits, at most one turn about their middle
+    (a continuous joint: one turn about 0)."""
+    position = np.array(model.position_limits, dtype=float)
+    unbounded = ~np.all(np.isfinite(position), axis=1)
+    position[unbounded] = [-math.pi, math.pi]
+    middle = position.mean(axis=1)
+    half = np.minimum(0.5 * (position[:, 1] - position[:, 0]), math.pi)
+    return np.stack([middle - half, middle + half], axis=1)
+
+
+def joint_scales(model: RobotModel, seed: int = 0) -> JointScales:
+    """Inertia and gravity scales of each joint over :data:`SAMPLES` configurations in its range."""
+    import pinocchio as pin
+
+    pm = model.pin_model
+    data = pm.createData()
+    ranges = excitation_ranges(model)
+    rng = np.random.default_rng(seed)
+    q = ranges[:, 0] + (ranges[:, 1] - ranges[:, 0]) * rng.uniform(size=(SAMPLES, model.n_dof))
+    diagonal = np.empty_like(q)
+    gravity = np.empty_like(q)
+    for s, config in enumerate(model.configuration(q)):
+        diagonal[s] = np.diag(pin.crba(pm, data, config))
+        gravity[s] = pin.computeGeneralizedGravity(pm, data, config)
+    inertia_max = np.maximum(diagonal.max(axis=0), 1e-6)
+    gravity_max = np.abs(gravity).max(axis=0)
+    effort = np.where(np.isfinite(model.effort_limits), model.effort_limits, np.inf)
+    spare = np.maximum(effort - gravity_max, 0.0)
+    acceleration = np.clip(ACCELERATION_EFFORT * spare / inertia_max, MIN_ACCELERATION, MAX_ACCELERATION)
+    load = gravity_max + inertia_max * acceleration
+    placements = [pm.jointPlacements[j].translation for j in range(2, pm.njoints)]
+    reach = float(sum(np.linalg.norm(p) for p in placements)) or 1.0
+    return JointScales(inertia_max, diagonal.mean(axis=0), gravity_max, load, acceleration, reach)
+
+
+def derive_config(model: RobotModel, seed: int = 0) -> dict:
+    """A config mapping (sections ``robot``, ``identification``, ``excitation``, ``simulation``) for
+    ``model``, derived from its URDF (module docstring)."""
+    scales = joint_scales(model)
+    joints = list(model.joints)
+    return {
+        "robot": {"urdf": str(model.urdf_path) if model.urdf_path else None, "joints": joints},
+        "identification": _identification(model),
+        "excitation": _excitation(model, scales),
+        "simulation": _simulation(model, scales, seed),
+    }
+
+
+def _identification(model: RobotModel) -> dict:
+    total = float(sum(model.pin_model.inertias[j].mass for j in range(1, model.pin_model.njoints)))
+    section = {"friction": ["viscous", "coulomb", "offset"], "armature": True, "method": "fbpe",
+               "consistency": "full", "solver": "clarabel", "prior": "nominal",
+               "processing": {"min_speed": 0.02}}
+    if total > 0:
+        section["bounds"] = {"total_mass": [_round(TOTAL_MASS_RANGE[0] * total), _round(TOTAL_MASS_RANGE[1] * total)]}
+    return section
+
+
+def _excitation(model: RobotModel, scales: JointScales) -> dict:
+    ranges = excitation_ranges(model)
+    margin = np.minimum(POSITION_MARGIN, 0.1 * (ranges[:, 1] - ranges[:, 0]))
+    ranges = ranges + np.stack([margin, -margin], axis=1)
+    return {
+        "harmonics": HARMONICS, "frequency_hz": FREQUENCY_HZ, "objective": "cond", "seed": 0, "n_starts": 8,
+        "acceleration": {j: _round(a) for j, a in zip(model.joints, scales.acceleration)},
+        "position": {j: [_round(lo), _round(hi)] for j, (lo, hi) in zip(model.joints, ranges)},
+        "margins": {"position": 0.0, "velocity": VELOCITY_MARGIN, "acceleration": 1.0, "effort": 0.8},
+        "torque_limits": False,
+    }
+
+
+def _simulation(model: RobotModel, scales: JointScales, seed: int) -> dict:
+    coulomb = COULOMB_RATIO * scales.drive
+    noise = NOISE_RATIO * scales.drive
+    armature = scales.armature
+    bias = noise * np.random.default_rng([seed, 7]).uniform(-BIAS_NOISES, BIAS_NOISES, model.n_dof)
+    kp = CONTROL_OMEGA**2 * (scales.inertia_max + armature)
+    kd = 2.0 * np.sqrt(kp * (scales.inertia_max + armature))
+    return {
+        "timestep": 0.001,
+        "seed": seed,
+        "truth": {"mass": MASS_STD, "com": _round(COM_STD_PER_REACH * scales.reach), "inertia": INERTIA_STD,
+                  "damping": _rounded(coulomb / VISCOUS_SPEED), "friction": _rounded(coulomb),
+                  "armature": _rounded(armature), "noise": _rounded(noise), "bias": _rounded(bias)},
+        "controller": {"kp": _rounded(kp), "kd": _rounded(kd), "friction": _rounded(COMPENSATION_RATIO * coulomb)},
+    }
+
+
+def _round(value: float) -> float:
+    """Four significant digits, as a plain float (readable YAML)."""
+    return float(f"{float(value):.4g}")
+
+
+def _rounded(values: np.ndarray) -> list[float]:
+    return [_round(v) for v in values]
+
+
+# ------------------------------------------------------------------------------------------------
+# End effectors
+
+
+def gripper_joints(urdf_xml: str) -> tuple[str, ...]:
+    """Movable joints of an end effector, in URDF order: named like one (:data:`GRIPPER_WORDS`), mimic
+    joints, and every movable joint past the first link whose children branch into more than one chain of movable joints (the fingers of a hand)."""
+    try:
+        root = ET.fromstring(urdf_xml)
+    except ET.ParseError as err:
+        raise ModelError(f"invalid URDF XML: {err}") from err
+    joints = [j for j in root.iter("joint") if j.get("type") in MOVABLE]
+    children: dict[str, list[ET.Element]] = {}
+    for joint in root.iter("joint"):
+        children.setdefault(_link(joint, "parent"), []).append(joint)
+    pattern = re.compile("|".join(GRIPPER_WORDS), re.IGNORECASE)
+    found = {j.get("name") for j in joints if pattern.search(j.get("name", "")) or j.find("mimic") is not None}
+    found |= _past_branch(children, root)
+    return tuple(j.get("name") for j in joints if j.get("name") in found)
+
+
+def _link(joint: ET.Element, tag: str) -> str:
+    element = joint.find(tag)
+    return element.get("link", "") if element is not None else ""
+
+
+def _movable_below(children: dict[str, list[ET.Element]], link: str) -> list[str]:
+    """Movable joints in the subtree below ``link``."""
+    return [name for joint in children.get(link, []) for name in _chain(children, joint)]
+
+
+def _chain(children: dict[str, list[ET.Element]], joint: ET.Element) -> list[str]:
+    """Movable joints of ``joint`` and of the subtree below it."""
+    own = [joint.get("name")] if joint.get("type") in MOVABLE else []
+    return own + _movable_below(children, _link(joint, "child"))
+
+
+def _past_branch(children: dict[str, list[ET.Element]], root: ET.Element) -> set[str]:
+    """Movable joints below the first link (from the base) with two or more child chains of movable joints."""
+    child_links = {_link(j, "child") for j in root.iter("joint")}
+    stack = [link.get("name") for link in root.iter("link") if link.get("name") not in child_links]
+    while stack:
+        link = stack.pop()
+        chains = [chain for chain in (_chain(children, j) for j in children.get(link, [])) if chain]
+        if len(chains) >= 2:
+            return {name for chain in chains for name in chain}
+        stack += [_link(j, "child") for j in children.get(link, [])]
+    return set()
