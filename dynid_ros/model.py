@@ -1,8 +1,15 @@
 """Robot model: a URDF (or ``.urdf.xacro``) or a DH table, reduced to the identified joints.
 
 Pinocchio is the dynamics engine. The model keeps the identified joints movable and locks
-every other movable joint at its neutral value (with a warning), so its bodies are merged
-into the identified links.
+every other movable joint at its neutral value (with a warning naming them), so its bodies are
+merged into the identified links. By default the identified joints are the movable joints (those
+in the data, when given) except:
+
+- mimic joints (``<mimic>``): they follow their leader, they are never identified on their own; a
+  locked leader locks its followers at ``multiplier * q_leader + offset``;
+- end-effector (gripper) joints: the joints past the last branching of the kinematic tree, when the
+  branches are shorter than the chain that carries them (the Panda's fingers). Naming them in
+  ``joints`` identifies them.
 
 The link parameters of joint ``k`` are those of the body it moves, about its joint frame
 (see :mod:`dynid_ros.parameters`). For DH tables that frame is DH frame ``k`` for the
@@ -27,6 +34,7 @@ import numpy as np
 
 from dynid_ros.errors import ConfigError, ModelError
 from dynid_ros.parameters import ParameterLayout, parse_friction
+from dynid_ros.urdf_source import Mimic, mimic_joints, parse_urdf, read_urdf_text
 
 try:  # pinocchio is the one hard dependency of the core; fail with a readable line
     import pinocchio as pin
@@ -68,6 +76,9 @@ class RobotModel:
         velocity_limits: (n,); effort_limits: (n,).
         urdf_path: source file, if any; urdf_xml: the URDF text (after xacro), if any.
         locked: names of movable joints locked at neutral.
+        link_frames: frame id in ``pin_model`` of each moved link.
+        locked_positions: the position [rad or m] each locked joint is locked at.
+        mimic: the description's mimic joints, ``{follower: Mimic}``.
     """
 
     pin_model: pin.Model
@@ -81,6 +92,8 @@ class RobotModel:
     urdf_xml: str | None = None
     locked: tuple[str, ...] = ()
     link_frames: dict[str, int] = field(default_factory=dict)
+    locked_positions: dict[str, float] = field(default_factory=dict)
+    mimic: dict[str, Mimic] = field(default_factory=dict)
 
     @property
     def n_dof(self) -> int:
@@ -111,46 +124,37 @@ class RobotModel:
 
 def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
                joints: list[str] | tuple[str, ...] | None = None,
-               available: list[str] | None = None) -> RobotModel:
-    """Load a robot from a URDF/xacro file or a DH YAML file.
+               available: list[str] | None = None,
+               xacro_args: dict[str, str] | list[str] | None = None,
+               urdf_text: str | None = None) -> RobotModel:
+    """Load a robot from a URDF/xacro file, URDF text or a DH YAML file.
 
     Args:
-        urdf: path to ``.urdf`` or ``.urdf.xacro``.
+        urdf: path to ``.urdf`` or ``.urdf.xacro`` (meshes are never needed).
         dh: path to a DH YAML table (see module docstring).
         joints: identified joints; default: the movable joints that are in ``available`` (e.g.
-            the joints present in the bag), or all movable joints when ``available`` is None.
+            the joints present in the bag), or all movable joints when ``available`` is None,
+            without mimic and end-effector joints (module docstring).
         available: joint names present in the data, used for the default selection.
+        xacro_args: ``name:=value`` arguments (or a mapping) of a ``.urdf.xacro``.
+        urdf_text: the URDF itself (e.g. a ``robot_description``), instead of a file; ``urdf`` then
+            only names it in messages and gives the directory of relative mesh URIs.
     """
-    if (urdf is None) == (dh is None):
+    if (urdf is not None or urdf_text is not None) == (dh is not None):
         raise ConfigError("give exactly one robot description: --urdf or --dh")
-    if urdf is not None:
-        path = Path(urdf)
-        xml = read_urdf_text(path)
+    if urdf is not None or urdf_text is not None:
+        path = Path(urdf) if urdf is not None else Path("robot_description")
+        xml = read_urdf_text(path, xacro_args) if urdf_text is None else urdf_text
+        if urdf_text is not None and "<robot" not in xml:
+            raise ModelError(f"{path}: not a URDF (no <robot> element)")
         try:
             full = pin.buildModelFromXML(xml)
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"{path}: invalid URDF: {str(err).strip().splitlines()[0]}") from err
-        return _reduce(full, joints, available, path, xml)
+        return _reduce(full, joints, available, path, xml, mimic_joints(parse_urdf(xml, path)))
     path = Path(dh)
     full = build_dh_model(read_dh_table(path))
-    return _reduce(full, joints, available, path, None)
-
-
-def read_urdf_text(path: Path) -> str:
-    """URDF text of ``path``; ``.xacro`` files are expanded with the ``xacro`` package."""
-    if not path.is_file():
-        raise ModelError(f"{path}: no such URDF file")
-    if path.suffix == ".xacro":
-        try:
-            import xacro
-
-            return xacro.process_file(str(path)).toxml()
-        except Exception as err:  # xacro raises many types
-            raise ModelError(f"{path}: xacro failed: {str(err).strip().splitlines()[0]}") from err
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if "<robot" not in text:
-        raise ModelError(f"{path}: not a URDF (no <robot> element)")
-    return text
+    return _reduce(full, joints, available, path, None, {})
 
 
 def read_dh_table(path: Path) -> dict:
@@ -241,29 +245,28 @@ def movable_joint_names(model: pin.Model) -> list[str]:
 
 
 def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, available: list[str] | None,
-            path: Path, xml: str | None) -> RobotModel:
+            path: Path, xml: str | None, mimic: dict[str, Mimic]) -> RobotModel:
     movable = movable_joint_names(full)
     unsupported = [full.names[j] for j in range(1, full.njoints) if full.joints[j].nv not in (0, 1)]
     if unsupported:
         raise ModelError(f"{path}: unsupported multi-DOF joint(s) {unsupported} (floating bases are not identified)")
-    if joints:
-        unknown = [j for j in joints if j not in movable]
-        if unknown:
-            raise ModelError(f"{path}: joint(s) {unknown} are not movable joints of this robot "
-                             f"(movable: {', '.join(movable)})")
-        selected = [j for j in movable if j in joints]
-    elif available is not None:
-        selected = [j for j in movable if j in set(available)]
-        if not selected:
-            raise ModelError(f"{path}: none of the robot's joints ({', '.join(movable)}) is in the data "
-                             f"({', '.join(available)})")
-    else:
-        selected = movable
+    followers = {name: m for name, m in mimic.items() if name in movable}
+    end_effector = end_effector_joints(full)
+    selected = _select(movable, followers, end_effector, joints, available, path)
     locked = [j for j in movable if j not in selected]
+    for follower, m in followers.items():
+        if follower in locked and m.leader in selected:
+            raise ModelError(f"{path}: joint {follower} mimics {m.leader}: a follower of an identified joint is not "
+                             f"supported; name {follower} too (identified on its own, from its data) or leave "
+                             f"{m.leader} out")
+    positions = _locked_positions(locked, followers)
     if locked:
-        LOG.warning("joints not identified, locked at their neutral value: %s", ", ".join(locked))
+        ends = [j for j in locked if j in end_effector or j in followers]
+        LOG.warning("joints not identified, locked at their neutral value: %s%s", ", ".join(locked),
+                    f" (end-effector/mimic joints {', '.join(ends)}: name them in --joints to identify them)"
+                    if ends else "")
         lock_ids = [full.getJointId(j) for j in locked]
-        reduced = pin.buildReducedModel(full, lock_ids, pin.neutral(full))
+        reduced = pin.buildReducedModel(full, lock_ids, _configuration_of(full, positions))
     else:
         reduced = full
     names = tuple(reduced.names[j] for j in range(1, reduced.njoints))
@@ -285,7 +288,74 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
         if 0 < reduced.effortLimit[iv] < 1e10:
             eff[k] = reduced.effortLimit[iv]
     return RobotModel(reduced, names, links, kinematics, np.stack([lower, upper], axis=1), vel, eff,
-                      path if xml is not None else None, xml, tuple(locked), link_frames)
+                      path if xml is not None else None, xml, tuple(locked), link_frames, positions,
+                      dict(mimic))
+
+
+def _select(movable: list[str], followers: dict[str, Mimic], end_effector: list[str],
+            joints: list[str] | tuple[str, ...] | None, available: list[str] | None, path: Path) -> list[str]:
+    """The identified joints: ``joints``, else the independent (non-mimic, non-end-effector) movable joints that
+    are in ``available`` (all of them when None)."""
+    if joints:
+        unknown = [j for j in joints if j not in movable]
+        if unknown:
+            raise ModelError(f"{path}: joint(s) {unknown} are not movable joints of this robot "
+                             f"(movable: {', '.join(movable)})")
+        return [j for j in movable if j in joints]
+    candidates = [j for j in movable if j not in followers]
+    if available is not None:
+        candidates = [j for j in candidates if j in set(available)]
+        if not candidates:
+            raise ModelError(f"{path}: none of the robot's joints ({', '.join(movable)}) is in the data "
+                             f"({', '.join(available)})")
+    arm = [j for j in candidates if j not in end_effector]
+    return arm or candidates
+
+
+def end_effector_joints(model: pin.Model) -> list[str]:
+    """The movable joints past a branching of the kinematic tree whose branches are all shorter than the chain
+    that carries them (a gripper's fingers; not the two arms of a torso)."""
+    children: dict[int, list[int]] = {j: [] for j in range(model.njoints)}
+    for j in range(1, model.njoints):
+        children[model.parents[j]].append(j)
+
+    def subtree(j: int) -> list[int]:
+        return [j] + [k for c in children[j] for k in subtree(c)]
+
+    def height(j: int) -> int:
+        return int(model.joints[j].nv == 1) + max((height(c) for c in children[j]), default=0)
+
+    def depth(j: int) -> int:
+        return 0 if j == 0 else int(model.joints[j].nv == 1) + depth(model.parents[j])
+
+    out: set[int] = set()
+    for branch in range(1, model.njoints):
+        branches = [c for c in children[branch] if height(c) > 0]
+        if len(branches) >= 2 and depth(branch) >= max(height(c) for c in branches):
+            out.update(k for c in branches for k in subtree(c) if model.joints[k].nv == 1)
+    return [model.names[j] for j in sorted(out)]
+
+
+def _locked_positions(locked: list[str], followers: dict[str, Mimic]) -> dict[str, float]:
+    """Neutral (0) for every locked joint; a locked follower of a locked leader at ``multiplier * 0 + offset``."""
+    positions = {name: 0.0 for name in locked}
+    for name in locked:
+        m = followers.get(name)
+        if m is not None and m.leader in positions:
+            positions[name] = m.multiplier * positions[m.leader] + m.offset
+    return positions
+
+
+def _configuration_of(full: pin.Model, positions: dict[str, float]) -> np.ndarray:
+    """The neutral configuration of ``full`` with ``positions`` (joint coordinates) set."""
+    q = pin.neutral(full)
+    for name, value in positions.items():
+        joint = full.joints[full.getJointId(name)]
+        if joint.nq == 2:  # continuous joint: (cos, sin)
+            q[joint.idx_q:joint.idx_q + 2] = (math.cos(value), math.sin(value))
+        else:
+            q[joint.idx_q] = value
+    return q
 
 
 def _joint_links(model: pin.Model) -> tuple[tuple[str, ...], dict[str, int]]:

@@ -12,8 +12,22 @@ def add_robot_arguments(parser: argparse.ArgumentParser, dh: bool = True) -> Non
     group.add_argument("--urdf", help="robot description (.urdf or .urdf.xacro)")
     if dh:
         group.add_argument("--dh", help="DH table in YAML (convention: standard|modified, joints: [...])")
+    add_xacro_argument(parser)
     parser.add_argument("--joints", type=joint_list, help="identified joints, comma separated (default: the "
-                        "movable joints present in the data)")
+                        "movable joints present in the data, but mimic and gripper joints, which are locked)")
+
+
+def add_xacro_argument(parser: argparse.ArgumentParser) -> None:
+    """``--xacro-arg name:=value`` (repeatable): arguments of a ``--urdf`` that is a ``.urdf.xacro``."""
+    parser.add_argument("--xacro-arg", action="append", default=None, type=xacro_argument, metavar="NAME:=VALUE",
+                        help="argument of a .urdf.xacro (repeat for several)")
+
+
+def xacro_argument(text: str) -> str:
+    name, sep, _ = text.partition(":=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected name:=value, got {text!r}")
+    return text
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, friction_default: str | None) -> None:

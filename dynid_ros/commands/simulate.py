@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid_ros.commands.common import add_xacro_argument
 from dynid_ros.errors import ConfigError, TrajectoryError
 
 NAME = "simulate"
@@ -21,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--urdf", required=True,
                         help="the robot to simulate (e.g. a truth URDF); the config's simulation.truth is applied "
                              "on top of it, the controller uses it as its nominal model")
+    add_xacro_argument(parser)
     parser.add_argument("--trajectory", required=True, help="excitation trajectory file (dynid excite)")
     parser.add_argument("--bag", required=True, help="output rosbag2 directory (must not exist)")
     parser.add_argument("--cycles", type=int, default=None, help="periods of the excitation (default 1)")
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     cycles = args.cycles if args.cycles is not None else section.get("cycles", 1)
     excitation = load_trajectory(args.trajectory)
     started = time.perf_counter()
-    sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise)
+    sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise,
+                                joints=excitation.trajectory.joints, xacro_args=args.xacro_arg)
     trajectory = excitation.trajectory
     if tuple(trajectory.joints) != tuple(sim.joints):
         raise TrajectoryError(f"{args.trajectory}: joints {', '.join(trajectory.joints)} differ from the robot's "

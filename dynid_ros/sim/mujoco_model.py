@@ -22,6 +22,13 @@ Choices:
   ``q'_{k+1} = q'_k + h q''_k``, ``q_{k+1} = q_k + h q'_{k+1}``, with ``q''_k`` computed at
   ``(q_k, q'_k)`` under the torque of step ``k``: every recorded sample satisfies the equation of
   motion to round-off. RK4 would evaluate the (discontinuous) friction at intermediate states.
+- **No geometry:** ``<visual>`` and ``<collision>`` elements (meshes named by ``package://``, ``file://`` or
+  relative URIs) are dropped before compiling: the simulator needs only kinematics and inertials, so a
+  published ``robot_description`` loads wherever its meshes are. A link without ``<inertial>`` is then
+  massless in MuJoCo as in pinocchio (MuJoCo would otherwise give it the mass of its geometry).
+- **Locked joints** (not driven: a gripper) become fixed joints at their locked position, as in the
+  reduced pinocchio model; a follower of a driven ``<mimic>`` joint would be tied to it by MuJoCo's
+  joint equality constraint.
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
@@ -29,9 +36,12 @@ Choices:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from dynid_ros.errors import SimulationError
+from dynid_ros.errors import ModelError, SimulationError
+from dynid_ros.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
 
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -40,26 +50,39 @@ FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
 """``solimp`` of the friction-loss constraints: nearly hard."""
 
 
+def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None) -> str:
+    """The URDF text MuJoCo compiles: no geometry, the ``locked`` joints fixed at their positions."""
+    try:
+        root = parse_urdf(urdf_text, "the truth URDF")
+    except ModelError as err:
+        raise SimulationError(str(err)) from err
+    return to_text(fix_joints(without_geometry(root), dict(locked or {})))
+
+
 def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndarray, armature: np.ndarray,
-                       timestep: float = 1e-3) -> tuple[object, np.ndarray, np.ndarray]:
+                       timestep: float = 1e-3, locked: Mapping[str, float] | None = None
+                       ) -> tuple[object, np.ndarray, np.ndarray]:
     """Compile ``urdf_text`` into a MuJoCo model for the simulator.
 
-    ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint. Returns ``(mj_model, qpos_index,
-    dof_index)``: the model and, for each of ``joints`` in order, its address in ``qpos`` and ``qvel``.
+    ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint; ``locked``: ``{joint: position}`` of the
+    joints that are not driven (fixed there). Returns ``(mj_model, qpos_index, dof_index)``: the model and,
+    for each of ``joints`` in order, its address in ``qpos`` and ``qvel``.
     """
     import mujoco
 
     if not timestep > 0:
         raise SimulationError(f"timestep must be > 0, got {timestep}")
     try:
-        model = mujoco.MjModel.from_xml_string(urdf_text)
+        model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, locked))
     except ValueError as err:
         raise SimulationError(f"MuJoCo cannot load the truth URDF: {str(err).strip().splitlines()[-1]}") from err
     names = [model.joint(i).name for i in range(model.njnt)]
     missing = [j for j in joints if j not in names]
     if missing:
         raise SimulationError(f"joint(s) {missing} not in the MuJoCo model (has {', '.join(names)})")
-    extra = [j for j in names if j not in joints]
+    followers = {model.joint(int(model.eq_obj1id[e])).name for e in range(model.neq)
+                 if model.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT and model.eq_obj2id[e] >= 0}
+    extra = [j for j in names if j not in joints and j not in followers]
     if extra:
         raise SimulationError(f"MuJoCo model has joints {extra} that the simulator does not drive")
     ids = [model.joint(j).id for j in joints]

@@ -16,6 +16,7 @@ while it sticks at a velocity reversal ``f_k`` is the static friction in ``[-fc,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -45,31 +46,37 @@ class Simulator:
     """A MuJoCo arm with the truth dynamics, driven by the nominal-model tracking controller.
 
     Args:
-        urdf_path: the robot's URDF (or xacro). The controller uses it as the nominal model; the
-            simulated robot is this URDF with ``truth`` applied.
+        urdf_path: the robot's URDF (or xacro; meshes are not needed). The controller uses it as the
+            nominal model; the simulated robot is this URDF with ``truth`` applied.
         truth: how the robot differs from the URDF; None: exactly the URDF, no sensor errors.
         timestep: control and integration period [s].
         seed: seed of the sensor noise (``reset`` restarts it, so runs repeat exactly).
         gains: controller gains (default :class:`~dynid_ros.sim.controller.Gains`).
+        joints: the driven joints (e.g. those of the trajectory); the others are locked at neutral with a
+            warning. Default: the robot's movable joints but mimic and end-effector (gripper) joints.
+        xacro_args: ``name:=value`` arguments of a ``.urdf.xacro``.
 
     Attributes:
-        model: the nominal :class:`~dynid_ros.model.RobotModel` (all movable joints).
+        model: the nominal :class:`~dynid_ros.model.RobotModel` of the driven joints.
         truth: the :class:`GroundTruth` in use.
         truth_urdf: text of the truth URDF that MuJoCo simulates.
     """
 
     def __init__(self, urdf_path: str | Path, truth: GroundTruth | None = None, timestep: float = 1e-3,
-                 seed: int = 0, gains: Gains | None = None) -> None:
+                 seed: int = 0, gains: Gains | None = None, joints: Sequence[str] | None = None,
+                 xacro_args: Sequence[str] | None = None) -> None:
         import mujoco
 
-        self.model: RobotModel = load_model(urdf=urdf_path)
+        self.model: RobotModel = load_model(urdf=urdf_path, joints=list(joints) if joints else None,
+                                            xacro_args=xacro_args)
         self.truth = truth or GroundTruth()
         values = self.truth.joint_values(self.model)
         self._fv, self._fc, self._noise, self._bias = values["fv"], values["fc"], values["noise"], values["bias"]
         self._armature = values["Ia"]
         self.truth_urdf = self.truth.urdf_text(self.model)
         self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fc,
-                                                                  self._armature, timestep)
+                                                                  self._armature, timestep,
+                                                                  self.model.locked_positions)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
         self._controller = TrackingController(self.model, gains)
@@ -84,9 +91,11 @@ class Simulator:
 
     @classmethod
     def from_config(cls, urdf_path: str | Path, section: dict | None, seed: int | None = None,
-                    noise: float | None = None) -> Simulator:
+                    noise: float | None = None, joints: Sequence[str] | None = None,
+                    xacro_args: Sequence[str] | None = None) -> Simulator:
         """A simulator from the ``simulation:`` section of a robot config (``timestep``, ``seed``,
-        ``truth``, ``controller``); ``seed`` and ``noise`` (sensor noise std) override it."""
+        ``truth``, ``controller``); ``seed`` and ``noise`` (sensor noise std) override it; ``joints``
+        and ``xacro_args`` as in the constructor."""
         from dataclasses import replace
 
         section = dict(section or {})
@@ -98,7 +107,8 @@ class Simulator:
         except (TypeError, ValueError) as err:
             raise SimulationError(f"simulation.timestep must be a number, got {section.get('timestep')!r}") from err
         gains = Gains.from_config(section.get("controller"))
-        return cls(urdf_path, truth=truth, timestep=timestep, seed=truth.seed, gains=gains)
+        return cls(urdf_path, truth=truth, timestep=timestep, seed=truth.seed, gains=gains, joints=joints,
+                   xacro_args=xacro_args)
 
     @property
     def joints(self) -> tuple[str, ...]:
