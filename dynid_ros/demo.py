@@ -88,43 +88,36 @@ def user_robot(urdf: Path | str, config: Path | str | None = None, joints: list[
                seed: int = 0) -> DemoRobot:
     """The user's robot: ``urdf``, its ``config`` if any, every missing section derived from the URDF.
 
-    Identified joints: ``joints``, else the config's ``robot.joints``, else every movable joint but the end
-    effector's (:func:`~dynid_ros.robot_defaults.gripper_joints`), which are locked at neutral with a warning.
+    Identified joints: ``joints``, else the config's ``robot.joints``, else the model's default (movable joints
+    but mimic and end-effector ones, :func:`~dynid_ros.model.load_model`) without the joints named like a
+    gripper's (:func:`~dynid_ros.robot_defaults.named_gripper_joints`); the others are locked at neutral, with
+    a warning.
     """
-    from dynid_ros.model import load_model, read_urdf_text
-    from dynid_ros.robot_defaults import derive_config, gripper_joints
+    from dynid_ros.model import load_model
+    from dynid_ros.robot_defaults import derive_config, named_gripper_joints
 
     urdf = Path(urdf)
     user = load_config(config)
-    if not joints:
-        joints = (user.get("robot") or {}).get("joints") or None
-    xml = read_urdf_text(urdf)
-    grippers: tuple[str, ...] = ()
-    if not joints:
-        import pinocchio as pin
-
-        from dynid_ros.model import movable_joint_names
-
-        grippers = gripper_joints(xml)
-        movable = movable_joint_names(pin.buildModelFromXML(xml))
-        joints = [j for j in movable if j not in grippers] or None
-        if grippers:
-            LOG.warning("end-effector joint(s) %s locked at neutral (name them in --joints to identify them)",
-                        ", ".join(grippers))
-    model = load_model(urdf=urdf, joints=list(joints) if joints else None)
+    joints = list(joints or (user.get("robot") or {}).get("joints") or [])
+    model = load_model(urdf=urdf, joints=joints or None)
+    grippers = () if joints else named_gripper_joints(model.joints)
+    if grippers and len(grippers) < model.n_dof:
+        LOG.warning("joints named like a gripper's locked at neutral: %s (name them in --joints to identify them)",
+                    ", ".join(grippers))
+        model = load_model(urdf=urdf, joints=[j for j in model.joints if j not in grippers])
     derived = derive_config(model, seed=seed)
     merged = {**derived, **{k: v for k, v in user.items() if v is not None}}
     merged["robot"] = {**derived["robot"], **dict(user.get("robot") or {}), "joints": list(model.joints)}
     missing = tuple(s for s in DERIVED_SECTIONS if not user.get(s))
-    name = _robot_name(xml) or urdf.stem
+    name = _robot_name(model.urdf_xml) or urdf.stem
     return DemoRobot(name, urdf, model.joints, model.locked, merged, derived=missing)
 
 
-def _robot_name(xml: str) -> str | None:
+def _robot_name(xml: str | None) -> str | None:
     import xml.etree.ElementTree as ET
 
     try:
-        return ET.fromstring(xml).get("name")
+        return ET.fromstring(xml or "").get("name")
     except ET.ParseError:
         return None
 
@@ -195,7 +188,7 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
             excitation = _trajectory(robot, kind, model, seed, time_budget_s, progress)
         with timer.stage(f"simulate_{kind}"):
             sim = Simulator(robot.urdf, truth=truth, seed=seed + step, gains=gains,  # nominal-model controller
-                            **({"joints": robot.joints} if robot.locked else {}))  # TODO(urdf merge)
+                            joints=robot.joints)
             q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
             profile = build_execution_profile(excitation.trajectory, q_start, cycles=cycles, limits=excitation.limits)
             t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
@@ -304,7 +297,9 @@ def _markdown(summary: dict, result, distances: list[dict], evaluated: dict) -> 
         f"Closer to the truth than the nominal URDF on every identifiable quantity: "
         f"**{summary['closer_to_truth_than_nominal']}**. The data determines the base parameters (combinations of "
         "link parameters) and the parameters about the joint frames; a link's CoM and inertia about its CoM are "
-        "ratios of estimates, not identifiable link by link, and are shown for information (\"derived\").",
+        "ratios of estimates, not identifiable link by link, and are shown for information (\"derived\"). Link "
+        "masses and most first moments enter the base parameters only in combinations: their rows over all links "
+        "come from the prior and are not counted; the identifiable components are.",
         "",
         "![identified vs true vs nominal parameters](parameters.png)",
         "",
