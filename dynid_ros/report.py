@@ -85,9 +85,10 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
     Rows with ``identifiable: True`` are what data can determine: the base parameters ``K delta``
     (Sousa & Cortesão 2014 eq. 38), and those standard parameters in the convention of :mod:`dynid_ros.parameters`
     (masses, first moments ``m c`` and inertias about the joint frame), friction and armature that are
-    identifiable one by one (:func:`identifiable_parameters`; with ``base_k``). The others (every link mass of a
-    revolute arm, most first moments) enter the base parameters only in combinations: the rows over all of
-    them are shown with ``identifiable: False``, their values come from the prior. The CoM
+    identifiable one by one (:func:`identifiable_parameters`; with ``base_k``), for every link. A quantity some
+    of whose parameters enter the base parameters only in combinations (every link mass of a revolute arm, most
+    first moments) is shown with ``identifiable: False``: its values come from the prior, and what the data
+    determine of it is in the base-parameter row. The CoM
     ``c = (m c) / m`` and the inertia about the CoM of each link are derived rows: a ratio of two
     estimates, not identifiable link by link (only combinations are), so they are shown but flagged.
     Relative errors are Frobenius norms over all links; friction and armature errors are RMS.
@@ -117,19 +118,9 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
              ("first", "first moments m c (rel. error)", slice(1, 4)),
              ("inertia", "inertias about the joint frame (rel. error)", slice(4, 10)))
     for key, label, components in kinds:
-        mask = np.concatenate([known[layout.link_slice(k)][components] for k in links])
-        if mask.all():
-            rows.append({"quantity": label, "identifiable": True, "identified": rel(i[key], t[key]),
-                         "nominal": rel(n[key], t[key])})
-            continue
-        flat = [np.concatenate([d[layout.link_slice(k)][components] for k in links])
-                for d in (identified, truth, nominal)]
-        if mask.any():
-            rows.append({"quantity": label.replace(")", "; identifiable components)"), "identifiable": True,
-                         "identified": rel(flat[0][mask], flat[1][mask]), "nominal": rel(flat[2][mask], flat[1][mask])})
-        rows.append({"quantity": label.replace(")", "; not identifiable, from the prior)" if not mask.any()
-                                               else "; all, mostly from the prior)"), "identifiable": False,
-                     "identified": rel(i[key], t[key]), "nominal": rel(n[key], t[key])})
+        alone = bool(np.all([known[layout.link_slice(k)][components] for k in links]))
+        rows.append({"quantity": label if alone else label.replace(")", "; only in combinations, from the prior)"),
+                     "identifiable": alone, "identified": rel(i[key], t[key]), "nominal": rel(n[key], t[key])})
     for symbol, label in (("fv", "viscous friction"), ("fc", "Coulomb friction"), ("fo", "offset"),
                           ("Ia", "armature")):
         idx = layout.indices(symbol)

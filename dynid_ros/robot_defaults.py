@@ -15,7 +15,9 @@ range (:func:`joint_scales`): per joint the largest diagonal inertia ``M_jj(q)``
   per joint Coulomb friction, viscous friction, armature and torque-sensor noise scaled to the
   torque the joint carries (:func:`joint_scales`), a bias of a few noise levels.
 - **Controller**: PD gains scaled to each joint's apparent inertia (natural frequency :data:`CONTROL_OMEGA`,
-  critically damped), an inexact Coulomb compensation, like the firmware of a real arm.
+  critically damped), an inexact Coulomb compensation, like the firmware of a real arm; the URDF's
+  ``<dynamics damping friction>`` (often a simulator's stabilizer, 10 N m s/rad on xArm) is not
+  compensated: compensating more friction than the joint has pushes it along and runs away.
 - **Identification**: the defaults of ``dynid identify`` (viscous + Coulomb + offset friction,
   armature, FBPE with full consistency), total mass within :data:`TOTAL_MASS_RANGE` of the URDF's.
 
@@ -192,18 +194,21 @@ def _excitation(model: RobotModel, scales: JointScales) -> dict:
 
 def _simulation(model: RobotModel, scales: JointScales, seed: int) -> dict:
     coulomb = COULOMB_RATIO * scales.drive
+    viscous = coulomb / VISCOUS_SPEED
     noise = NOISE_RATIO * scales.drive
     armature = scales.armature
     bias = noise * np.random.default_rng([seed, 7]).uniform(-BIAS_NOISES, BIAS_NOISES, model.n_dof)
     kp = CONTROL_OMEGA**2 * scales.apparent_inertia
     kd = 2.0 * CONTROL_OMEGA * scales.apparent_inertia
+    compensation = COMPENSATION_RATIO * coulomb
     return {
         "timestep": 0.001,
         "seed": seed,
         "truth": {"mass": MASS_STD, "com": _round(COM_STD_PER_REACH * scales.reach), "inertia": INERTIA_STD,
-                  "damping": _rounded(coulomb / VISCOUS_SPEED), "friction": _rounded(coulomb),
+                  "damping": _rounded(viscous), "friction": _rounded(coulomb),
                   "armature": _rounded(armature), "noise": _rounded(noise), "bias": _rounded(bias)},
-        "controller": {"kp": _rounded(kp), "kd": _rounded(kd), "friction": _rounded(COMPENSATION_RATIO * coulomb)},
+        "controller": {"kp": _rounded(kp), "kd": _rounded(kd), "friction": _rounded(compensation),
+                       "urdf_friction": False},
     }
 
 
