@@ -152,8 +152,8 @@ def check_identifiability(w_b: np.ndarray, base: BaseParameters) -> None:
 
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,
              dh: str | Path | None = None, model: RobotModel | None = None,
-             timer: StageTimer | None = None) -> IdentificationResult:
-    """Identify the parameters of the robot from recorded joint states."""
+             timer: StageTimer | None = None, xacro_args: list[str] | None = None) -> IdentificationResult:
+    """Identify the parameters of the robot from recorded joint states (``xacro_args``: of a ``.urdf.xacro``)."""
     from dynid_ros import estimators, feasibility
     from dynid_ros.signal_processing import ProcessingOptions, process
 
@@ -162,7 +162,8 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     warnings: list[str] = []
     with timer.stage("model"):
         if model is None:
-            model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=series.names)
+            model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=series.names,
+                               xacro_args=xacro_args)
         layout = model.layout_for(options.friction, options.armature)
         if model.locked:
             warnings.append(f"joints locked at neutral (not identified): {', '.join(model.locked)}")

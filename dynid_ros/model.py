@@ -137,8 +137,8 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
             without mimic and end-effector joints (module docstring).
         available: joint names present in the data, used for the default selection.
         xacro_args: ``name:=value`` arguments (or a mapping) of a ``.urdf.xacro``.
-        urdf_text: the URDF itself (e.g. a ``robot_description``), instead of a file; ``urdf`` then
-            only names it in messages and gives the directory of relative mesh URIs.
+        urdf_text: the URDF itself (e.g. a ``robot_description``) instead of a file; ``urdf``, if given
+            too, names it in messages.
     """
     if (urdf is not None or urdf_text is not None) == (dh is not None):
         raise ConfigError("give exactly one robot description: --urdf or --dh")
@@ -151,7 +151,10 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
             full = pin.buildModelFromXML(xml)
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"{path}: invalid URDF: {str(err).strip().splitlines()[0]}") from err
-        return _reduce(full, joints, available, path, xml, mimic_joints(parse_urdf(xml, path)))
+        model = _reduce(full, joints, available, path, xml, mimic_joints(parse_urdf(xml, path)))
+        if urdf is None:
+            model.urdf_path = None  # text, not a file
+        return model
     path = Path(dh)
     full = build_dh_model(read_dh_table(path))
     return _reduce(full, joints, available, path, None, {})
@@ -261,10 +264,9 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
                              f"{m.leader} out")
     positions = _locked_positions(locked, followers)
     if locked:
-        ends = [j for j in locked if j in end_effector or j in followers]
+        ends = any(j in end_effector or j in followers for j in locked)
         LOG.warning("joints not identified, locked at their neutral value: %s%s", ", ".join(locked),
-                    f" (end-effector/mimic joints {', '.join(ends)}: name them in --joints to identify them)"
-                    if ends else "")
+                    " (end-effector and mimic joints are locked unless named in --joints)" if ends else "")
         lock_ids = [full.getJointId(j) for j in locked]
         reduced = pin.buildReducedModel(full, lock_ids, _configuration_of(full, positions))
     else:

@@ -129,7 +129,7 @@ def _package_roots(package: str, urdf_directory: Path | None) -> list[Path]:
 
         try:
             roots.append(Path(get_package_share_directory(package)))
-        except (PackageNotFoundError, ValueError, LookupError):
+        except (PackageNotFoundError, ValueError, LookupError, OSError):  # OSError: no AMENT_PREFIX_PATH
             pass
     except ImportError:
         pass

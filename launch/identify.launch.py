@@ -16,7 +16,10 @@ from launch import LaunchDescription
 ARGUMENTS = {
     "robot": ("panda", "robot name (panda | ur5e): config/<robot>.yaml and urdf/<robot>.urdf"),
     "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
-    "urdf_path": ("", "nominal URDF ('' = the config's robot.urdf)"),
+    "urdf_path": ("", "nominal URDF or .urdf.xacro, meshes allowed ('' = the config's robot.urdf)"),
+    "xacro_args": ("", "arguments of a .urdf.xacro urdf_path, space separated: 'name:=value name2:=value2'"),
+    "robot_description_topic": ("", "read the nominal URDF from this topic when urdf_path is '', e.g. "
+                                    "/robot_description"),
     "controller_name": ("", "trajectory controller ('' = config, else joint_trajectory_controller)"),
     "mode": ("", "action | topic | stream ('' = config, else action)"),
     "trajectory_file": ("", "excitation trajectory YAML ('' = the config's)"),
@@ -48,7 +51,9 @@ def launch_nodes(context: object) -> list:
         Node(package="dynid_ros", executable="recorder_node", name="recorder_node", output="screen",
              parameters=[common, given({"bag_path": bag})]),
         Node(package="dynid_ros", executable="identification_node", name="identification_node", output="screen",
-             parameters=[common, given({"urdf_path": arg("urdf_path"), "bag_path": bag, "output_dir": out,
+             parameters=[common, given({"urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
+                                        "robot_description_topic": arg("robot_description_topic"),
+                                        "bag_path": bag, "output_dir": out,
                                         "method": arg("method"),
                                         "update_robot_state_publisher": update_rsp})]),
     ]

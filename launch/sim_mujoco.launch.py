@@ -18,6 +18,9 @@ from launch import LaunchDescription
 
 ARGUMENTS = {
     "robot": ("panda", "robot name (panda | ur5e)"),
+    "urdf_path": ("", "the robot to simulate and identify, URDF or .urdf.xacro, meshes allowed ('' = the "
+                      "robot's)"),
+    "xacro_args": ("", "arguments of a .urdf.xacro urdf_path, space separated: 'name:=value name2:=value2'"),
     "mode": ("topic", "how excitation_node commands sim_node: topic | action (needs control_msgs)"),
     "rate_hz": ("", "simulation and /joint_states rate ('' = config, else 1000)"),
     "truth": ("", "config (perturbed robot, sensor noise) | nominal ('' = config)"),
@@ -30,7 +33,9 @@ def launch_sim(context: object) -> list:
         return context.launch_configurations[name]
 
     return [Node(package="dynid_ros", executable="sim_node", name="sim_node", output="screen",
-                 parameters=[given({"robot": arg("robot"), "rate_hz": arg("rate_hz"), "truth": arg("truth")})])]
+                 parameters=[given({"robot": arg("robot"), "rate_hz": arg("rate_hz"), "truth": arg("truth"),
+                                    "urdf_path": arg("urdf_path"),
+                                    "xacro_args": arg("xacro_args").split() or ""})])]
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -40,5 +45,7 @@ def generate_launch_description() -> LaunchDescription:
         PythonLaunchDescriptionSource(PathJoinSubstitution([FindPackageShare("dynid_ros"), "launch",
                                                             "identify.launch.py"])),
         launch_arguments={"robot": LaunchConfiguration("robot"), "mode": LaunchConfiguration("mode"),
+                          "urdf_path": LaunchConfiguration("urdf_path"),
+                          "xacro_args": LaunchConfiguration("xacro_args"),
                           "autorun": LaunchConfiguration("autorun")}.items())
     return LaunchDescription([*arguments, OpaqueFunction(function=launch_sim), identify])

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     options = ExcitationOptions.from_config(
         section, harmonics=args.harmonics, frequency_hz=args.frequency, seed=args.seed, n_starts=args.starts,
         time_budget_s=args.time_budget, objective=args.objective)
-    model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints)
+    model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints, xacro_args=args.xacro_arg)
     result = optimize_excitation(model, options, progress=not args.no_progress)
     save_trajectory(args.out, result)
     margins = result.info["margins"]

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     timer = StageTimer()
     with timer.stage("read_bag"):
         series = read_joint_states(args.bag, topic=options.topic)
-    result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer)
+    result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
     with timer.stage("write"):
         warnings = write_result(result, Path(args.out))
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:

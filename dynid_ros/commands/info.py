@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints)
+    model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints, xacro_args=args.xacro_arg)
     layout = model.layout_for(args.friction, bool(args.armature))
     base = compute_base_parameters(model, layout)
     info = {

@@ -183,14 +183,48 @@ def resolve_file(path: str, what: str) -> Path:
                       f"its share directories)")
 
 
-def robot_urdf(params: dict) -> Path:
-    """The URDF file of the robot from ``robot_description``, ``urdf_path`` or the config's ``robot.urdf``."""
-    if params["robot_description"]:
+ROBOT_DESCRIPTION_PARAMS = (
+    Param("xacro_args", [], "arguments name:=value of a urdf_path that is a .urdf.xacro"),
+    Param("robot_description_topic", "", "topic (std_msgs/String, transient local) to read the URDF from when "
+          "robot_description and urdf_path are empty, e.g. /robot_description"),
+    Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic"),
+)
+"""Where a node's robot description comes from, besides ``urdf_path`` and ``robot_description``."""
+
+
+def xacro_args(params: dict) -> list[str]:
+    """The node's ``xacro_args`` (``name:=value`` strings) without empty entries."""
+    return [str(a) for a in params.get("xacro_args") or () if str(a).strip()]
+
+
+def robot_urdf(params: dict, node: Node | None = None) -> Path:
+    """The URDF file of the robot from ``robot_description``, ``urdf_path``, a message on
+    ``robot_description_topic`` or the config's ``robot.urdf``; the URDF may have meshes (they are not read)."""
+    text = params["robot_description"]
+    topic = params.get("robot_description_topic", "")
+    if not text and not params["urdf_path"] and topic and node is not None:
+        text = _description_from_topic(node, topic, float(params.get("robot_description_timeout", 10.0)))
+    if text:
+        from dynid_ros.model import load_model
+
+        load_model(urdf="robot_description", urdf_text=text)  # a clear one-line error now, not at first use
         handle = tempfile.NamedTemporaryFile("w", suffix=".urdf", prefix="dynid_robot_", delete=False)
         with handle:
-            handle.write(params["robot_description"])
+            handle.write(text)
         return Path(handle.name)
     path = params["urdf_path"] or (params["_config"].get("robot") or {}).get("urdf", "")
     if not path:
-        raise ConfigError("no robot: set urdf_path, robot_description, robot or config_file")
+        raise ConfigError("no robot: set urdf_path, robot_description, robot_description_topic, robot or "
+                          "config_file")
     return resolve_file(path, "urdf_path")
+
+
+def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
+    """The URDF text of the first (latched) ``std_msgs/String`` on ``topic``."""
+    from rclpy.wait_for_message import wait_for_message
+    from std_msgs.msg import String
+
+    received, message = wait_for_message(String, node, topic, qos_profile=latched_qos(), time_to_wait=timeout)
+    if not received or not message.data.strip():
+        raise ConfigError(f"no robot description on {topic} within {timeout:g} s")
+    return message.data

@@ -3,7 +3,9 @@
 ROS interface:
 
 Parameters:
-    urdf_path (str) or robot_description (str, URDF text): the nominal robot ('' both: config's robot.urdf).
+    urdf_path (str) or robot_description (str, URDF text): the nominal robot ('' both: a message on
+        ``robot_description_topic`` if set, else the config's robot.urdf); meshes are not needed.
+    xacro_args (str[]): ``name:=value`` arguments of a ``.urdf.xacro`` urdf_path.
     bag_path (str): rosbag2 with the joint states (read when ``~/identify`` is called, so it may be set
         later with ``ros2 param set``). output_dir (str): result directory ('' = ``dynid_result_<date>_<time>``).
     The options of ``dynid identify`` (unset = the config's ``identification:`` section, else the CLI default):
@@ -37,6 +39,7 @@ from std_msgs.msg import String
 
 from dynid_ros.errors import DynidError
 from dynid_ros.nodes.common import (
+    ROBOT_DESCRIPTION_PARAMS,
     Param,
     declare_parameters,
     json_message,
@@ -44,6 +47,7 @@ from dynid_ros.nodes.common import (
     robot_urdf,
     run,
     trigger_service,
+    xacro_args,
 )
 
 NAME = "identification_node"
@@ -51,6 +55,7 @@ NAME = "identification_node"
 PARAMETERS = (
     Param("urdf_path", "", "nominal robot URDF file"),
     Param("robot_description", "", "nominal robot URDF text (instead of urdf_path)"),
+    *ROBOT_DESCRIPTION_PARAMS,
     Param("bag_path", "", "rosbag2 with the joint states (read at each ~/identify)"),
     Param("output_dir", "", "result directory ('' = dynid_result_<date>_<time>)"),
     Param("joints", [], "identified joints ([] = the movable URDF joints present in the bag)"),
@@ -78,7 +83,7 @@ class IdentificationNode(Node):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(NAME, **kwargs)
         self.params = declare_parameters(self, PARAMETERS)
-        self.urdf = robot_urdf(self.params)
+        self.urdf = robot_urdf(self.params, self)
         self.state, self.message, self.output_dir = "idle", "", ""
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -141,7 +146,7 @@ class IdentificationNode(Node):
             timer = StageTimer()
             with timer.stage("read_bag"):
                 series = read_joint_states(bag, topic=options.topic)
-            result = identify(series, options, urdf=self.urdf, timer=timer)
+            result = identify(series, options, urdf=self.urdf, timer=timer, xacro_args=xacro_args(self.params))
             with timer.stage("write"):
                 write_result(result, out)
             report_text = (out / REPORT_FILE).read_text()  # exactly the file, timings included

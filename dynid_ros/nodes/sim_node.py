@@ -3,7 +3,10 @@
 ROS interface:
 
 Parameters:
-    urdf_path (str) or robot_description (str, URDF text): the robot ('' both: the config's ``robot.urdf``).
+    urdf_path (str) or robot_description (str, URDF text): the robot ('' both: a message on
+        ``robot_description_topic`` if set, else the config's ``robot.urdf``); meshes are not needed; its
+        gripper and mimic joints are locked (:func:`dynid_ros.model.load_model`).
+    xacro_args (str[]): ``name:=value`` arguments of a ``.urdf.xacro`` urdf_path.
     rate_hz (double): control and publishing rate, one simulator step per message (1000).
     controller_name (str): ``joint_trajectory_controller``.
     initial_positions (double[]): start pose ([] = the middle of each joint's range).
@@ -43,7 +46,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
-from dynid_ros.nodes.common import Param, declare_parameters, robot_urdf, run
+from dynid_ros.nodes.common import ROBOT_DESCRIPTION_PARAMS, Param, declare_parameters, robot_urdf, run, xacro_args
 from dynid_ros.trajectory_reference import TrajectoryReference
 
 NAME = "sim_node"
@@ -51,6 +54,7 @@ NAME = "sim_node"
 PARAMETERS = (
     Param("urdf_path", "", "robot URDF file ('' and no robot_description: the config's robot.urdf)"),
     Param("robot_description", "", "robot URDF text (instead of urdf_path)"),
+    *ROBOT_DESCRIPTION_PARAMS,
     Param("rate_hz", 1000.0, "simulation and /joint_states rate [Hz]"),
     Param("controller_name", "joint_trajectory_controller", "name of the simulated trajectory controller"),
     Param("initial_positions", [], "start pose, one value per joint ([] = middle of each joint's range)"),
@@ -98,7 +102,7 @@ class SimNode(Node):
         from dynid_ros.sim import Gains, GroundTruth, Simulator
 
         p = self.params
-        urdf = robot_urdf(p)
+        urdf = robot_urdf(p, self)
         if p["truth"] not in ("config", "nominal"):
             raise ConfigError(f"truth must be config or nominal, not {p['truth']!r}")
         section = p["_config"].get("simulation") or {}
@@ -109,7 +113,8 @@ class SimNode(Node):
 
             truth = replace(truth, noise=float(p["effort_noise"]))
         gains = Gains.from_config(section.get("controller"))
-        return Simulator(urdf, truth=truth, timestep=1.0 / p["rate_hz"], seed=truth.seed, gains=gains)
+        return Simulator(urdf, truth=truth, timestep=1.0 / p["rate_hz"], seed=truth.seed, gains=gains,
+                         xacro_args=xacro_args(p))
 
     def _initial_positions(self) -> np.ndarray:
         given = [float(v) for v in self.params["initial_positions"]]

@@ -27,8 +27,8 @@ Choices:
   published ``robot_description`` loads wherever its meshes are. A link without ``<inertial>`` is then
   massless in MuJoCo as in pinocchio (MuJoCo would otherwise give it the mass of its geometry).
 - **Locked joints** (not driven: a gripper) become fixed joints at their locked position, as in the
-  reduced pinocchio model; a follower of a driven ``<mimic>`` joint would be tied to it by MuJoCo's
-  joint equality constraint.
+  reduced pinocchio model. A driven joint is driven on its own: its ``<mimic>`` is dropped (MuJoCo would
+  tie it to its leader with a joint equality constraint).
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
@@ -36,7 +36,7 @@ Choices:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -50,12 +50,17 @@ FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
 """``solimp`` of the friction-loss constraints: nearly hard."""
 
 
-def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None) -> str:
-    """The URDF text MuJoCo compiles: no geometry, the ``locked`` joints fixed at their positions."""
+def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None, driven: Sequence[str] = ()) -> str:
+    """The URDF text MuJoCo compiles: no geometry, the ``locked`` joints fixed at their positions, no
+    ``<mimic>`` on the ``driven`` joints."""
     try:
         root = parse_urdf(urdf_text, "the truth URDF")
     except ModelError as err:
         raise SimulationError(str(err)) from err
+    for joint in root.findall("joint"):
+        mimic = joint.find("mimic")
+        if mimic is not None and joint.get("name") in set(driven):
+            joint.remove(mimic)
     return to_text(fix_joints(without_geometry(root), dict(locked or {})))
 
 
@@ -73,7 +78,7 @@ def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndar
     if not timestep > 0:
         raise SimulationError(f"timestep must be > 0, got {timestep}")
     try:
-        model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, locked))
+        model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, locked, joints))
     except ValueError as err:
         raise SimulationError(f"MuJoCo cannot load the truth URDF: {str(err).strip().splitlines()[-1]}") from err
     names = [model.joint(i).name for i in range(model.njnt)]
