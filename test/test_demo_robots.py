@@ -14,6 +14,7 @@ import pytest
 
 from dynid_ros.cli import main
 from dynid_ros.demo import user_robot
+from dynid_ros.errors import ConfigError
 from dynid_ros.model import load_model
 from dynid_ros.robot_defaults import CONTROL_OMEGA, derive_config, joint_scales, named_gripper_joints
 from dynid_ros.sim import Gains, GroundTruth, Simulator
@@ -37,6 +38,8 @@ def test_demo_urdf_as_shipped_within_noise_floor_feasible_closer_and_loadable(re
     assert summary["closer_to_truth_than_nominal"] is True, summary["parameter_errors"]
     assert summary["derived_from_urdf"] == ["identification", "excitation", "simulation"]
     assert summary["excitation"]["identification"]["saturated_steps"] == 0
+    timings = summary["timings_s"]
+    assert timings["excitation_identification"] + timings["excitation_validation"] <= 6 + 4  # --time-budget 6
     assert str(out / "report.md") in capsys.readouterr().out
 
     identified = out / "result" / "identified.urdf"
@@ -111,3 +114,22 @@ def test_demo_urdf_unknown_joint_is_one_line_exit_2(tmp_path, capsys):
                  str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "nope" in err and "Traceback" not in err
+
+
+def test_a_config_given_with_the_urdf_wins_and_what_it_lacks_is_derived(tmp_path):
+    urdf = example_robot_urdf(UR5_ERD)
+    config = tmp_path / "ur5.yaml"
+    config.write_text("excitation:\n  harmonics: 3\n  frequency_hz: 0.2\n"
+                      "robot:\n  joints: [shoulder_pan_joint, shoulder_lift_joint, elbow_joint]\n")
+    robot = user_robot(urdf, config)
+    assert robot.config["excitation"] == {"harmonics": 3, "frequency_hz": 0.2}
+    assert robot.derived == ("identification", "simulation")
+    assert robot.joints == ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint")
+    assert len(robot.config["simulation"]["truth"]["friction"]) == 3
+    assert user_robot(urdf, config, joints=["elbow_joint"]).joints == ("elbow_joint",)  # --joints wins
+
+
+def test_controller_urdf_friction_switch_is_checked():
+    assert Gains.from_config({"urdf_friction": False}).urdf_friction is False
+    with pytest.raises(ConfigError, match="urdf_friction"):
+        Gains.from_config({"urdf_friction": "no"})
