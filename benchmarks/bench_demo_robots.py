@@ -6,7 +6,7 @@ two periods per run, grippers locked at neutral) and reports the demo's own acce
 identified URDF loads in pinocchio and compiles in MuJoCo. A robot that fails reports its error.
 
 Run: ``python benchmarks/bench_demo_robots.py [--budget 60] [--robots panda,ur5,...]``; writes
-``benchmarks/results/demo_robots.json``.
+``benchmarks/results/demo_robots.json`` (a subset of robots updates its rows).
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ def run_one(name: str, urdf: Path, budget: float, seed: int) -> dict:
             Simulator(identified, joints=robot.joints)
     except DynidError as err:
         return {"robot": name, "urdf": str(urdf), "error": str(err), "time_s": round(time.perf_counter() - started, 1)}
+    except Exception as err:  # a bug, not bad input: recorded so the other robots still run
+        return {"robot": name, "urdf": str(urdf), "error": f"{type(err).__name__} (a bug): {err}",
+                "time_s": round(time.perf_counter() - started, 1)}
     return {
         "robot": name, "urdf": str(urdf), "joints": list(robot.joints), "locked": list(robot.locked),
         "ratio_to_noise_floor": round(summary["ratio_to_noise_floor"], 4),
@@ -90,6 +93,10 @@ def main() -> None:
         rows.append(row)
         print(json.dumps({k: row.get(k) for k in ("robot", "ratio_to_noise_floor", "feasible",
                                                   "closer_to_truth_than_nominal", "time_s", "error")}), flush=True)
+    previous = json.loads(Path(args.out).read_text()).get("robots", []) if Path(args.out).is_file() else []
+    ran = {r["robot"] for r in rows}
+    rows = [r for r in previous if r["robot"] not in ran and r["robot"] in ROBOTS] + rows  # a subset updates its rows
+    rows.sort(key=lambda r: list(ROBOTS).index(r["robot"]))
     result = {"benchmark": "demo_robots", "budget_s": args.budget, "seed": args.seed, "cpu_count": os.cpu_count(),
               "platform": platform.platform(), "robots": rows,
               "passed": [r["robot"] for r in rows if r.get("passed")]}
