@@ -54,7 +54,7 @@ def test_meshed_panda_with_fingers_simulates_as_shipped(caplog):
     path = example_robot_urdf(PANDA_ERD)
     text = path.read_text()
     assert "package://" in text and "<mimic" in text and "collision/link0.stl" in text
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="dynid_ros"):
         sim = Simulator(path, truth=TRUTH)
     assert sim.joints == PANDA_ARM_JOINTS
     assert "panda_finger_joint1" in caplog.text and "panda_finger_joint2" in caplog.text
@@ -245,7 +245,7 @@ def gripper_text(offset: float) -> str:
 def test_gripper_is_locked_with_a_warning_unless_named(caplog):
     path = example_robot_urdf(PANDA_ERD)
     every = [*PANDA_ARM_JOINTS, "panda_finger_joint1", "panda_finger_joint2"]
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="dynid_ros"):
         model = load_model(urdf=path, available=every)  # the fingers are in the data: still locked
     assert model.joints == PANDA_ARM_JOINTS
     assert model.locked == ("panda_finger_joint1", "panda_finger_joint2")
@@ -337,7 +337,7 @@ def test_baxter_one_arm_driven_the_rest_locked(caplog):
     assert default.n_dof == 15 and default.joints[0] == "head_pan"
     assert set(default.locked) == {f"{s}_gripper_{f}_finger_joint" for s in "lr" for f in "lr"}
     left = ("left_s0", "left_s1", "left_e0", "left_e1", "left_w0", "left_w1", "left_w2")
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="dynid_ros"):
         sim = Simulator(path, truth=TRUTH, joints=left)
     assert sim.joints == left and len(sim.model.locked) == 15 - 7 + 4
     assert "head_pan" in caplog.text and "right_w2" in caplog.text and "r_gripper_r_finger_joint" in caplog.text
