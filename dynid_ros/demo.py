@@ -1,8 +1,13 @@
-"""The whole job on the embedded robot, for newcomers and as an end-to-end check (``dynid demo``).
+"""The whole job on a simulated robot, for newcomers and as an end-to-end check (``dynid demo``).
 
-Perturbed ground truth -> excitation (a shipped, pre-optimized trajectory, or ``optimize=True``) -> MuJoCo simulation
-recorded to a rosbag2 -> identification from the bag -> validation on a second, different trajectory -> report
-(markdown summary, PNG plots, JSON). Each step uses the same core functions as the CLI and the nodes.
+Perturbed ground truth -> excitation (a shipped, pre-optimized trajectory, or one optimized within the time
+budget) -> MuJoCo simulation recorded to a rosbag2 -> identification from the bag -> validation on a second,
+different trajectory -> report (markdown summary, PNG plots, JSON). Each step uses the same core functions as
+the CLI and the nodes.
+
+The robot is an embedded one (``--robot panda|ur5e``: shipped URDF, config and trajectories) or the user's own
+URDF (``--urdf``): its config if given, and for every section the config lacks, defaults derived from the URDF
+(:mod:`dynid_ros.robot_defaults`); end-effector joints are locked at neutral unless named in ``--joints``.
 
 The noise floor is the relative error of the TRUE parameters on the validation data: what no model can beat, since
 the recorded effort carries sensor noise. The identified model should come within a few percent of it.
@@ -11,10 +16,12 @@ the recorded effort carries sensor noise. The identified model should come withi
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from dynid_ros.config import load_config
 from dynid_ros.errors import ConfigError
@@ -23,6 +30,11 @@ from dynid_ros.output_paths import DEMO, fresh_output_directory
 from dynid_ros.resources import robot_file
 
 ROBOTS = ("panda", "ur5e")
+DERIVED_SECTIONS = ("identification", "excitation", "simulation")
+"""Sections of a config that :func:`user_robot` fills from the URDF when the config lacks them."""
+IDENTIFICATION_SHARE = 2.0 / 3.0
+"""Share of the time budget spent on the identification trajectory (the rest: the validation trajectory)."""
+LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -37,72 +49,151 @@ class DemoResult:
         return self.out / "report.md"
 
 
-def _trajectory(robot: str, kind: str, model, optimize: bool, seed: int, budget_s: float, config: dict):
+@dataclass(frozen=True)
+class DemoRobot:
+    """The robot a demo runs.
+
+    Attributes:
+        name: embedded robot name, or the URDF's robot name.
+        urdf: the URDF (or xacro) file, as published (meshes and all).
+        joints: identified joints; the others are locked at neutral.
+        locked: movable joints locked at neutral (end effectors).
+        config: the config mapping in use (sections ``identification``, ``excitation``, ``simulation``).
+        derived: config sections derived from the URDF (:mod:`dynid_ros.robot_defaults`).
+        shipped_trajectories: the excitation is the shipped, pre-optimized one (embedded robots).
+    """
+
+    name: str
+    urdf: Path
+    joints: tuple[str, ...]
+    locked: tuple[str, ...]
+    config: dict
+    derived: tuple[str, ...] = ()
+    shipped_trajectories: bool = False
+
+
+def embedded_robot(robot: str, optimize: bool = False) -> DemoRobot:
+    """An embedded robot: shipped URDF, config and (unless ``optimize``) trajectories."""
+    from dynid_ros.model import load_model
+
+    if robot not in ROBOTS:
+        raise ConfigError(f"--robot must be one of {', '.join(ROBOTS)}, not {robot!r}")
+    urdf = robot_file(robot, "urdf")
+    model = load_model(urdf=urdf)
+    return DemoRobot(robot, urdf, model.joints, model.locked, load_config(robot_file(robot, "config")),
+                     shipped_trajectories=not optimize)
+
+
+def user_robot(urdf: Path | str, config: Path | str | None = None, joints: list[str] | tuple[str, ...] | None = None,
+               seed: int = 0) -> DemoRobot:
+    """The user's robot: ``urdf``, its ``config`` if any, every missing section derived from the URDF.
+
+    Identified joints: ``joints``, else the config's ``robot.joints``, else the model's default (movable joints
+    but mimic and end-effector ones, :func:`~dynid_ros.model.load_model`) without the joints named like a
+    gripper's (:func:`~dynid_ros.robot_defaults.named_gripper_joints`); the others are locked at neutral, with
+    a warning.
+    """
+    from dynid_ros.model import load_model
+    from dynid_ros.robot_defaults import derive_config, named_gripper_joints
+
+    urdf = Path(urdf)
+    user = load_config(config)
+    joints = list(joints or (user.get("robot") or {}).get("joints") or [])
+    model = load_model(urdf=urdf, joints=joints or None)
+    grippers = () if joints else named_gripper_joints(model.joints)
+    if grippers and len(grippers) < model.n_dof:
+        LOG.warning("joints named like a gripper's locked at neutral: %s (name them in --joints to identify them)",
+                    ", ".join(grippers))
+        model = load_model(urdf=urdf, joints=[j for j in model.joints if j not in grippers])
+    derived = derive_config(model, seed=seed)
+    merged = {**derived, **{k: v for k, v in user.items() if v is not None}}
+    merged["robot"] = {**derived["robot"], **dict(user.get("robot") or {}), "joints": list(model.joints)}
+    missing = tuple(s for s in DERIVED_SECTIONS if not user.get(s))
+    name = _robot_name(model.urdf_xml) or urdf.stem
+    return DemoRobot(name, urdf, model.joints, model.locked, merged, derived=missing)
+
+
+def _robot_name(xml: str | None) -> str | None:
+    import xml.etree.ElementTree as ET
+
+    try:
+        return ET.fromstring(xml or "").get("name")
+    except ET.ParseError:
+        return None
+
+
+def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, progress: bool):
     from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
 
-    if not optimize:
-        return load_trajectory(_shipped_trajectory(robot, kind))
-    section = dict(config.get("excitation") or {})
+    if robot.shipped_trajectories:
+        return load_trajectory(_shipped_trajectory(robot.name, kind))
+    section = dict(robot.config.get("excitation") or {})
+    share = IDENTIFICATION_SHARE if kind == "identification" else 1.0 - IDENTIFICATION_SHARE
     options = ExcitationOptions.from_config(section, seed=seed + (0 if kind == "identification" else 101),
-                                            time_budget_s=budget_s)
-    return optimize_excitation(model, options)
+                                            time_budget_s=share * budget_s)
+    return optimize_excitation(model, options, progress=progress)
 
 
 def _shipped_trajectory(robot: str, kind: str) -> Path:
     return Path(__file__).resolve().parent / "data" / "trajectories" / f"{robot}_{kind}.yaml"
 
 
-def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool = False, seed: int = 0,
+def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", optimize: bool = False, seed: int = 0,
              cycles: int = 2, time_budget_s: float = 60.0, progress: bool = True) -> DemoResult:
-    """Run the demo; returns the summary (also written as ``summary.json``) and the output paths."""
+    """Run the demo on an embedded robot (its name) or a :class:`DemoRobot` (:func:`user_robot`); returns the
+    summary (also written as ``summary.json``) and the output paths. ``time_budget_s`` bounds the excitation
+    optimization, both trajectories together."""
     from dynid_ros import report
     from dynid_ros.bag_io import read_joint_states, write_joint_states
     from dynid_ros.excitation.robot_limits import checked_profile, robot_limits
     from dynid_ros.model import load_model, nominal_parameters
     from dynid_ros.results import write_result
-    from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+    from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
     from dynid_ros.validation import evaluate_parameters, processed_window
 
-    if robot not in ROBOTS:
-        raise ConfigError(f"--robot must be one of {', '.join(ROBOTS)}, not {robot!r}")
+    if not time_budget_s > 0:
+        raise ConfigError(f"--time-budget must be positive, got {time_budget_s}")
+    robot = robot if isinstance(robot, DemoRobot) else embedded_robot(robot, optimize)
     out = fresh_output_directory(out, DEMO)  # an existing directory that is not an earlier demo: refused
     timer = StageTimer()
-    urdf = robot_file(robot, "urdf")
-    config_path = robot_file(robot, "config")
-    config = load_config(config_path)
+    config = robot.config
+    simulation = dict(config.get("simulation") or {})
     say = print if progress else (lambda *_: None)
+    if robot.locked:
+        say(f"locked at neutral (not identified): {', '.join(robot.locked)}")
+    if robot.derived:
+        say(f"derived from the URDF: {', '.join(robot.derived)} (written to {out / 'config.yaml'})")
+    (out / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=110))
 
     with timer.stage("truth"):
-        model = load_model(urdf=urdf)
-        section = dict(config.get("identification") or {})
-        options = IdentificationOptions(
-            friction=tuple(section.get("friction", ("viscous", "coulomb", "offset"))),
-            armature=bool(section.get("armature", True)), method=section.get("method", "fbpe"),
-            consistency=section.get("consistency", "full"), solver=section.get("solver", "clarabel"),
-            prior=section.get("prior", "nominal"), bounds=dict(section.get("bounds") or {}),
-            processing=dict(section.get("processing") or {}),
-            prior_tolerance=dict(section.get("prior_tolerance") or {}))
-        options.check()
+        model = load_model(urdf=robot.urdf, joints=list(robot.joints))
+        options = _identification_options(config)
         layout = model.layout_for(options.friction, options.armature)
         nominal = nominal_parameters(model, layout)
-        truth = GroundTruth.from_config(dict((config.get("simulation") or {}).get("truth") or {}), seed=seed)
+        truth = GroundTruth.from_config(dict(simulation.get("truth") or {}), seed=seed)
+        gains = Gains.from_config(simulation.get("controller"))
         truth_delta = truth.parameter_vector(model, layout)
         truth_urdf = out / "truth.urdf"
         truth.write_urdf(model, truth_urdf)
-    say(f"[1/5] ground truth: {robot}, link masses perturbed (total {truth_delta[layout.indices('m')].sum():.2f} kg "
-        f"vs nominal {nominal[layout.indices('m')].sum():.2f} kg), friction and armature added")
+    say(f"[1/5] ground truth: {robot.name}, link masses perturbed (total "
+        f"{truth_delta[layout.indices('m')].sum():.2f} kg vs nominal {nominal[layout.indices('m')].sum():.2f} kg), "
+        "friction and armature added")
 
-    bags = {}
+    bags, excitation_info = {}, {}
     for step, kind in ((2, "identification"), (3, "validation")):
         with timer.stage(f"excitation_{kind}"):
-            excitation = _trajectory(robot, kind, model, optimize, seed, time_budget_s, config)
+            excitation = _trajectory(robot, kind, model, seed, time_budget_s, progress)
         with timer.stage(f"simulate_{kind}"):
-            sim = Simulator(urdf, truth=truth, seed=seed + step)  # the controller uses the nominal model
+            sim = Simulator(robot.urdf, truth=truth, seed=seed + step, gains=gains,  # nominal-model controller
+                            joints=robot.joints)
             q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
             profile = checked_profile(excitation, robot_limits(model, config), q_start, cycles)  # the robot's limits
             t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
             series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=progress)
             bags[kind] = write_joint_states(out / "bags" / kind, series)
+        excitation_info[kind] = {"condition_number": excitation.condition_number, "duration_s": float(t[-1]),
+                                 "tracking_rms": series.info["tracking_rms"].tolist(),
+                                 "saturated_steps": int(series.info["saturated_steps"])}
         say(f"[{step}/5] simulated {kind} run: {t[-1]:.1f} s at 1 kHz, condition number "
             f"{excitation.condition_number:.1f} -> {bags[kind]}")
 
@@ -124,10 +215,14 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
     with timer.stage("report"):
         val = evaluated["identified"]
         torque_png = report.plot_torques(val.t, val.tau, val.tau_hat, val.joints, out / "validation_torques.png",
-                                         title=f"{robot}: validation trajectory, measured vs predicted torque")
+                                         title=f"{robot.name}: validation trajectory, measured vs predicted torque")
         params_png = report.plot_parameters(layout, result.delta, nominal, out / "parameters.png", truth=truth_delta)
         summary = {
-            "robot": robot,
+            "robot": robot.name,
+            "urdf": str(robot.urdf),
+            "joints": list(robot.joints),
+            "locked_joints": list(robot.locked),
+            "derived_from_urdf": list(robot.derived),
             "relative_error_validation": {name: e.relative_error for name, e in evaluated.items()},
             "relative_error_per_joint_validation": {name: e.relative_error_per_joint for name, e in evaluated.items()},
             "noise_floor": floor,
@@ -135,19 +230,34 @@ def run_demo(robot: str = "panda", out: Path | str = "demo_out", optimize: bool 
             "feasible": result.feasible,
             "solver_status": result.solver_status,
             "n_base": result.base.n_base,
+            "excitation": excitation_info,
             "parameter_errors": distances,
             "closer_to_truth_than_nominal": all(r["identified"] < r["nominal"] for r in distances
                                                 if r["identifiable"]),
             "identification_timings_s": result.timings_s,
             "timings_s": timer.timings,
             "files": {"bags": {k: str(v) for k, v in bags.items()}, "result": str(out / "result"),
-                      "truth_urdf": str(truth_urdf), "plots": [torque_png.name, params_png.name]},
+                      "truth_urdf": str(truth_urdf), "config": str(out / "config.yaml"),
+                      "plots": [torque_png.name, params_png.name]},
         }
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (out / "report.md").write_text(_markdown(summary, result, distances, evaluated))
     say(f"[5/5] validation error {100 * identified_err:.2f} % (noise floor {100 * floor:.2f} %, ratio "
         f"{summary['ratio_to_noise_floor']:.3f}; nominal URDF {100 * evaluated['nominal'].relative_error:.2f} %)")
     return DemoResult(out, summary)
+
+
+def _identification_options(config: dict) -> IdentificationOptions:
+    section = dict(config.get("identification") or {})
+    options = IdentificationOptions(
+        friction=tuple(section.get("friction", ("viscous", "coulomb", "offset"))),
+        armature=bool(section.get("armature", True)), method=section.get("method", "fbpe"),
+        consistency=section.get("consistency", "full"), solver=section.get("solver", "clarabel"),
+        prior=section.get("prior", "nominal"), bounds=dict(section.get("bounds") or {}),
+        processing=dict(section.get("processing") or {}),
+        prior_tolerance=dict(section.get("prior_tolerance") or {}))
+    options.check()
+    return options
 
 
 def _markdown(summary: dict, result, distances: list[dict], evaluated: dict) -> str:
@@ -185,7 +295,9 @@ def _markdown(summary: dict, result, distances: list[dict], evaluated: dict) -> 
         f"Closer to the truth than the nominal URDF on every identifiable quantity: "
         f"**{summary['closer_to_truth_than_nominal']}**. The data determines the base parameters (combinations of "
         "link parameters) and the parameters about the joint frames; a link's CoM and inertia about its CoM are "
-        "ratios of estimates, not identifiable link by link, and are shown for information (\"derived\").",
+        "ratios of estimates, not identifiable link by link, and are shown for information (\"derived\"). Link "
+        "masses and most first moments enter the base parameters only in combinations: their rows over all links "
+        "come from the prior and are not counted; the identifiable components are.",
         "",
         "![identified vs true vs nominal parameters](parameters.png)",
         "",

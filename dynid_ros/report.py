@@ -83,8 +83,12 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
     """Per quantity, the error of the identified and of the nominal parameters w.r.t. the truth.
 
     Rows with ``identifiable: True`` are what data can determine: the base parameters ``K delta``
-    (Sousa & Cortesão 2014 eq. 38), and the standard parameters in the convention of :mod:`dynid_ros.parameters`
-    (masses, first moments ``m c`` and inertias about the joint frame), friction and armature. The CoM
+    (Sousa & Cortesão 2014 eq. 38), and those standard parameters in the convention of :mod:`dynid_ros.parameters`
+    (masses, first moments ``m c`` and inertias about the joint frame), friction and armature that are
+    identifiable one by one (:func:`identifiable_parameters`; with ``base_k``), for every link. A quantity some
+    of whose parameters enter the base parameters only in combinations (every link mass of a revolute arm, most
+    first moments) is shown with ``identifiable: False``: its values come from the prior, and what the data
+    determine of it is in the base-parameter row. The CoM
     ``c = (m c) / m`` and the inertia about the CoM of each link are derived rows: a ratio of two
     estimates, not identifiable link by link (only combinations are), so they are shown but flagged.
     Relative errors are Frobenius norms over all links; friction and armature errors are RMS.
@@ -104,18 +108,23 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
                 "com": np.array([c[1] for c in about_com]), "inertia_com": np.array([c[2] for c in about_com])}
 
     t, i, n = stats(truth), stats(identified), stats(nominal)
+    known = identifiable_parameters(base_k) if base_k is not None else np.ones(layout.n_parameters, dtype=bool)
     rows = []
     if base_k is not None:
         rows.append({"quantity": "base parameters (rel. error)", "identifiable": True,
                      "identified": rel(base_k @ identified, base_k @ truth),
                      "nominal": rel(base_k @ nominal, base_k @ truth)})
-    for key, label in (("mass", "link masses (rel. error)"), ("first", "first moments m c (rel. error)"),
-                       ("inertia", "inertias about the joint frame (rel. error)")):
-        rows.append({"quantity": label, "identifiable": True, "identified": rel(i[key], t[key]),
-                     "nominal": rel(n[key], t[key])})
+    kinds = (("mass", "link masses (rel. error)", slice(0, 1)),
+             ("first", "first moments m c (rel. error)", slice(1, 4)),
+             ("inertia", "inertias about the joint frame (rel. error)", slice(4, 10)))
+    for key, label, components in kinds:
+        alone = bool(np.all([known[layout.link_slice(k)][components] for k in links]))
+        rows.append({"quantity": label if alone else label.replace(")", "; only in combinations, from the prior)"),
+                     "identifiable": alone, "identified": rel(i[key], t[key]), "nominal": rel(n[key], t[key])})
     for symbol, label in (("fv", "viscous friction"), ("fc", "Coulomb friction"), ("fo", "offset"),
                           ("Ia", "armature")):
         idx = layout.indices(symbol)
+        idx = idx[known[idx]] if idx.size else idx
         if idx.size:
             rows.append({"quantity": f"{label} (RMS error)", "identifiable": True,
                          "identified": float(np.sqrt(np.mean((identified[idx] - truth[idx]) ** 2))),
@@ -129,6 +138,14 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
     for row in rows:
         row["closer"] = "yes" if row["identified"] < row["nominal"] else "no"
     return rows
+
+
+def identifiable_parameters(base_k: np.ndarray, tolerance: float = 1e-6) -> np.ndarray:
+    """Per standard parameter: True when it is identifiable on its own, i.e. its unit vector lies in the row
+    space of ``K`` (base parameters ``K delta``, Sousa & Cortesão 2014 eq. 38): the diagonal of the projector
+    ``K^+ K`` is 1 there (and < 1 for a parameter that only enters combinations)."""
+    projector = np.linalg.pinv(base_k) @ base_k
+    return np.abs(np.diag(projector) - 1.0) < tolerance
 
 
 def markdown_table(rows: list[dict], columns: list[str]) -> str:

@@ -11,7 +11,10 @@ impedance controllers of real arms::
 The truth's different inertials, friction and armature leave a small tracking error, as on a real
 robot. ``fc_ctrl`` is the controller's own Coulomb friction compensation (as in the firmware of
 real arms; default 0): without it a joint sticks at a velocity reversal until the PD error
-overcomes the static friction, and those samples do not follow ``fc sign(q')``.
+overcomes the static friction, and those samples do not follow ``fc sign(q')``. With
+``urdf_friction: false`` the nominal ``fv_nom``, ``fc_nom`` terms are left out: a URDF whose
+``<dynamics>`` are a simulator's stabilizer (far more friction than the simulated joint has) would
+otherwise push the joints along their velocity (positive feedback).
 
 Default gains: ``Kp = effort_limit / STIFF_ERROR`` (the full rated torque at 0.05 rad error;
 ``DEFAULT_OMEGA^2 M_jj`` without an effort limit) and ``Kd = 2 sqrt(Kp M_jj)`` (critical damping
@@ -38,11 +41,13 @@ DEFAULT_OMEGA = 50.0
 @dataclass(frozen=True)
 class Gains:
     """PD gains at torque level: ``kp`` [N m/rad], ``kd`` [N m s/rad], and the Coulomb friction
-    compensation ``friction`` [N m]; one value or one per joint; None: the module docstring's default."""
+    compensation ``friction`` [N m]; one value or one per joint; None: the module docstring's default.
+    ``urdf_friction``: the feedforward includes the URDF's ``<dynamics damping friction>``."""
 
     kp: float | tuple[float, ...] | None = None
     kd: float | tuple[float, ...] | None = None
     friction: float | tuple[float, ...] | None = None
+    urdf_friction: bool = True
 
     def __post_init__(self) -> None:
         for name in ("kp", "kd"):
@@ -54,17 +59,21 @@ class Gains:
 
     @classmethod
     def from_config(cls, mapping: dict | None) -> Gains:
-        """From the ``controller:`` mapping of the ``simulation:`` section (keys ``kp``, ``kd``, ``friction``)."""
+        """From the ``controller:`` mapping of the ``simulation:`` section (keys ``kp``, ``kd``, ``friction``,
+        ``urdf_friction``)."""
         mapping = dict(mapping or {})
-        unknown = sorted(set(mapping) - {"kp", "kd", "friction"})
+        unknown = sorted(set(mapping) - {"kp", "kd", "friction", "urdf_friction"})
         if unknown:
-            raise ConfigError(f"simulation.controller: unknown key(s) {unknown}; use kp, kd, friction")
+            raise ConfigError(f"simulation.controller: unknown key(s) {unknown}; use kp, kd, friction, urdf_friction")
+        urdf_friction = mapping.pop("urdf_friction", True)
+        if not isinstance(urdf_friction, bool):
+            raise ConfigError(f"simulation.controller.urdf_friction must be true or false, got {urdf_friction!r}")
         try:
             values = {k: (tuple(float(x) for x in v) if isinstance(v, (list, tuple)) else float(v))
                       for k, v in mapping.items() if v is not None}
         except (TypeError, ValueError) as err:
             raise ConfigError(f"simulation.controller: gains must be numbers: {mapping}") from err
-        return cls(**values)
+        return cls(**values, urdf_friction=urdf_friction)
 
     def resolve(self, model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
         """Per-joint ``(Kp, Kd)`` for ``model`` (the friction compensation: :meth:`compensation`)."""
@@ -100,8 +109,9 @@ class TrackingController:
         self.kp, self.kd = gains.resolve(model)
         self.friction_compensation = gains.compensation(model.n_dof)
         iv = [pm.joints[j + 1].idx_v for j in range(model.n_dof)]
-        self._fv = np.array(pm.damping)[iv]
-        self._fc = np.array(pm.friction)[iv]
+        keep = 1.0 if gains.urdf_friction else 0.0
+        self._fv = keep * np.array(pm.damping)[iv]
+        self._fc = keep * np.array(pm.friction)[iv]
         self._plain = pm.nq == model.n_dof
 
     def torque(self, q: np.ndarray, dq: np.ndarray, q_ref: np.ndarray, dq_ref: np.ndarray,
