@@ -49,6 +49,9 @@ GRAVITY = (0.0, 0.0, -9.81)
 FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
 """``solimp`` of the friction-loss constraints: nearly hard."""
 
+EQUALITY_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)
+"""``solimp`` of the joint equality constraints of mimic followers: as hard as MuJoCo allows."""
+
 
 def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None, driven: Sequence[str] = ()) -> str:
     """The URDF text MuJoCo compiles: no geometry, the ``locked`` joints fixed at their positions, no
@@ -102,6 +105,8 @@ def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndar
     model.dof_frictionloss[dof_index] = np.asarray(coulomb, dtype=float)
     model.dof_solref[:] = (2.0 * timestep, 1.0)
     model.dof_solimp[:] = FRICTION_IMPEDANCE
+    model.eq_solref[:] = (2.0 * timestep, 1.0)  # mimic followers: as hard as the integrator allows
+    model.eq_solimp[:] = EQUALITY_IMPEDANCE
     model.dof_armature[:] = 0.0
     model.dof_armature[dof_index] = np.asarray(armature, dtype=float)
     model.jnt_stiffness[:] = 0.0
