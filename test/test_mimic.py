@@ -17,6 +17,7 @@ from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, limits
 from dynid_ros.model import load_model, nominal_parameters, rnea_derivatives
 from dynid_ros.regressor import regressor_3d
 from dynid_ros.results import URDF_FILE
+
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
 
 MULTIPLIER, OFFSET = 0.5, 0.1
@@ -32,7 +33,8 @@ MIMIC_ARM = f"""<?xml version="1.0"?>
     <inertia ixx="0.002" ixy="0" ixz="0.0005" iyy="0.006" iyz="0" izz="0.006"/></inertial></link>
   <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
     <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
     <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
   <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
     <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="30" velocity="2"/>

@@ -28,7 +28,11 @@ Choices:
   massless in MuJoCo as in pinocchio (MuJoCo would otherwise give it the mass of its geometry).
 - **Locked joints** (not driven: a gripper) become fixed joints at their locked position, as in the
   reduced pinocchio model. A driven joint is driven on its own: its ``<mimic>`` is dropped (MuJoCo would
-  tie it to its leader with a joint equality constraint).
+  tie it to its leader with a joint equality constraint). A follower of a driven joint keeps its
+  ``<mimic>``: MuJoCo's joint equality constraint moves it with its leader, as stiff as the integrator
+  allows (``solref`` time constant ``2 h``, impedance 0.9999); the leader's recorded torque then matches
+  the coupled model ``tau_leader + multiplier * tau_follower`` to about 1e-5 of its range (the constraint
+  is soft, so not to round-off).
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
