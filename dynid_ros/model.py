@@ -132,6 +132,16 @@ class RobotModel:
         c = self.coupling.T
         return q @ c + self.coupling_offset, dq @ c, ddq @ c
 
+    def following(self) -> dict[str, dict[str, float | str]]:
+        """``{follower: {leader, multiplier, offset}}`` of the followers of identified joints."""
+        out: dict[str, dict[str, float | str]] = {}
+        for name in self.followers:
+            b = list(self.pin_model.names).index(name) - 1
+            j = int(np.flatnonzero(self.coupling[b])[0])
+            out[name] = {"leader": self.joints[j], "multiplier": float(self.coupling[b, j]),
+                         "offset": float(self.coupling_offset[b])}
+        return out
+
     def joint_torques(self, body_torques: np.ndarray) -> np.ndarray:
         """Torques of the identified joints from those of every body's joint: ``C^T tau`` (virtual work)."""
         return body_torques if self.coupling is None else body_torques @ self.coupling

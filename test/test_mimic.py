@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pinocchio as pin
 import pytest
+import yaml
 
 from dynid_ros.base_parameters import compute_base_parameters
 from dynid_ros.cli import main
@@ -71,6 +72,7 @@ def test_follower_follows_its_identified_leader(arm_path):
     model = load_model(urdf=arm_path)
     assert model.joints == ("j1", "j2") and model.followers == ("j3",) and model.locked == ()
     assert model.links == ("l1", "l2", "l3")  # the follower's link is a body of the model
+    assert model.following() == {"j3": {"leader": "j2", "multiplier": MULTIPLIER, "offset": OFFSET}}
     np.testing.assert_allclose(model.body_motion(np.array([0.2, 0.4]), np.ones(2), np.ones(2))[0], [0.2, 0.4, 0.3])
     layout = model.layout_for(("viscous", "coulomb"), armature=True)
     assert layout.n_parameters == 3 * 10 + 2 * 3  # no friction or armature of the follower
@@ -198,6 +200,9 @@ def test_simulate_identify_validate_mimic_arm(arm_path, trajectory_file, tmp_pat
     result = tmp_path / "result"
     assert main(["identify", "--urdf", str(arm_path), "--bag", str(bags["train"]), "--friction",
                  "viscous,coulomb,offset", "--out", str(result)]) == 0, capsys.readouterr().err
+    assert "j3 follows j2" in capsys.readouterr().out
+    following = yaml.safe_load((result / "parameters.yaml").read_text())["robot"]["following"]
+    assert following == {"j3": {"leader": "j2", "multiplier": MULTIPLIER, "offset": OFFSET}}
     report = tmp_path / "validation.json"
     assert main(["validate", "--result", str(result), "--bag", str(bags["test"]), "--report", str(report)]) == 0
     capsys.readouterr()
