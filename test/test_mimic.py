@@ -235,3 +235,62 @@ def load_reference(path, t):
 
     trajectory = load_trajectory(path).trajectory
     return trajectory.evaluate(t)
+
+
+MIDDLE_FOLLOWER = """<?xml version="1.0"?>
+<robot name="middle_follower">
+  <link name="base"/>
+  <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="2.0"/>
+    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
+  <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="1.5"/>
+    <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <link name="l3"><inertial><origin xyz="0.1 0.02 0"/><mass value="0.8"/>
+    <inertia ixx="0.002" ixy="0" ixz="0.0005" iyy="0.006" iyz="0" izz="0.006"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
+  <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/><axis xyz="1 0 0"/>
+    <limit lower="-0.2" upper="0.2" effort="50" velocity="2"/>
+    <mimic joint="j1" multiplier="-0.1" offset="0.05"/></joint>
+  <joint name="j3" type="continuous"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 1 0"/><limit effort="20" velocity="3"/></joint>
+</robot>
+"""
+
+
+def test_follower_in_the_middle_of_the_chain(tmp_path):
+    """A prismatic follower between a revolute leader and a continuous joint: known answer against the full
+    model, its range limits its leader's, and MuJoCo's equality-coupled motion matches the coupled model."""
+    from dynid_ros.regressor import torques
+    from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+
+    path = tmp_path / "middle.urdf"
+    path.write_text(MIDDLE_FOLLOWER)
+    model = load_model(urdf=path)
+    assert model.joints == ("j1", "j3") and model.followers == ("j2",) and model.links == ("l1", "l2", "l3")
+    np.testing.assert_allclose(model.position_limits[0], [-1.5, 2.0])  # j2 in [-0.2, 0.2]: j1 >= -1.5
+    layout = model.layout_for(None, armature=False)
+    q, dq, ddq = states(10, seed=5)
+    full = pin.buildModelFromXML(MIDDLE_FOLLOWER)
+    data = full.createData()
+    expected = []
+    for (q1, q3), (v1, v3), (a1, a3) in zip(q, dq, ddq):
+        tau = pin.rnea(full, data, np.r_[q1, -0.1 * q1 + 0.05, np.cos(q3), np.sin(q3)], np.r_[v1, -0.1 * v1, v3],
+                       np.r_[a1, -0.1 * a1, a3])
+        expected.append([tau[0] - 0.1 * tau[1], tau[2]])
+    predicted = regressor_3d(model, layout, q, dq, ddq) @ nominal_parameters(model, layout)
+    np.testing.assert_allclose(predicted, expected, rtol=1e-10, atol=1e-10)
+    sim = Simulator(path, truth=GroundTruth(seed=4, mass=0.1, com=0.01, inertia=0.1, damping=0.1, friction=0.2))
+    assert sim.mujoco_model.neq == 1
+    t = np.arange(1500) * 1e-3
+    w = 2 * np.pi / 1.5
+    reference = (np.outer(1 - np.cos(w * t), [0.4, 1.0]), np.outer(w * np.sin(w * t), [0.4, 1.0]),
+                 np.outer(w * w * np.cos(w * t), [0.4, 1.0]))
+    run = simulate_profile(sim, t, *reference, progress=False)
+    layout = sim.model.layout_for(("viscous", "coulomb", "offset"), armature=True)
+    predicted = torques(sim.model, layout, sim.truth_parameters(), run.position, run.velocity,
+                        run.info["acceleration"])
+    sliding = ~run.info["static_friction"]
+    assert sliding.mean() > 0.9
+    residual = np.abs(run.info["torque"] - predicted)[sliding]
+    assert residual.max() < 1e-4 * np.abs(predicted).max()
