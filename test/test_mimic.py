@@ -294,3 +294,29 @@ def test_follower_in_the_middle_of_the_chain(tmp_path):
     assert sliding.mean() > 0.9
     residual = np.abs(run.info["torque"] - predicted)[sliding]
     assert residual.max() < 1e-4 * np.abs(predicted).max()
+
+
+def test_panda_gripper_finger_follows_in_mujoco():
+    """example-robot-data's Panda with panda_finger_joint1 driven: MuJoCo moves panda_finger_joint2 with it
+    (joint equality from its <mimic>) and the recorded torques are the coupled model's."""
+    from dynid_ros.regressor import torques
+    from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+
+    joints = [*PANDA_ARM_JOINTS, "panda_finger_joint1"]
+    sim = Simulator(example_robot_urdf(PANDA_ERD), truth=GroundTruth(seed=2, mass=0.1, com=0.01, inertia=0.1),
+                    joints=joints)
+    assert sim.joints == tuple(joints) and sim.model.followers == ("panda_finger_joint2",)
+    assert sim.mujoco_model.neq == 1
+    t = np.arange(1000) * 1e-3
+    w = 2 * np.pi
+    q0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7, 0.01])
+    gains = np.r_[np.full(7, 0.2), 0.01]
+    reference = (q0 + np.outer(1 - np.cos(w * t), gains), np.outer(w * np.sin(w * t), gains),
+                 np.outer(w * w * np.cos(w * t), gains))
+    run = simulate_profile(sim, t, *reference, progress=False)
+    layout = sim.model.layout_for(("viscous", "coulomb", "offset"), armature=True)
+    predicted = torques(sim.model, layout, sim.truth_parameters(), run.position, run.velocity,
+                        run.info["acceleration"])
+    residual = np.abs(run.info["torque"] - predicted)[~run.info["static_friction"]]
+    assert residual.size > 0.9 * predicted.size
+    assert residual.max() < 1e-4 * np.abs(predicted).max()
