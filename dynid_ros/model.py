@@ -142,10 +142,6 @@ class RobotModel:
                          "offset": float(self.coupling_offset[b])}
         return out
 
-    def joint_torques(self, body_torques: np.ndarray) -> np.ndarray:
-        """Torques of the identified joints from those of every body's joint: ``C^T tau`` (virtual work)."""
-        return body_torques if self.coupling is None else body_torques @ self.coupling
-
     @property
     def gravity(self) -> np.ndarray:
         return np.array(self.pin_model.gravity.linear)

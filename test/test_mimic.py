@@ -86,14 +86,14 @@ def test_coupled_regressor_known_answer(arm_path):
     model = load_model(urdf=arm_path)
     layout = model.layout_for(None, armature=False)
     q, dq, ddq = states(50)
-    rng = np.random.default_rng(4)
     full = pin.buildModelFromXML(MIMIC_ARM)  # other inertias than the URDF's: every column is checked
+    rng = np.random.default_rng(4)
     for j in range(1, full.njoints):
-        full.inertias[j] = pin.Inertia.Random()
+        root = rng.normal(0.0, 0.1, (3, 3))
+        full.inertias[j] = pin.Inertia(rng.uniform(0.5, 2.0), rng.normal(0.0, 0.1, 3), root @ root.T + 0.01 * np.eye(3))
     delta = np.concatenate([full.inertias[j].toDynamicParameters() for j in range(1, full.njoints)])
     predicted = regressor_3d(model, layout, q, dq, ddq) @ delta
     np.testing.assert_allclose(predicted, full_leader_torques(q, dq, ddq, full), rtol=1e-10, atol=1e-10)
-    assert rng is not None
     # the nominal parameters give pinocchio's own RNEA of the reduced (mimic) model
     nominal = regressor_3d(model, layout, q, dq, ddq) @ nominal_parameters(model, layout)
     np.testing.assert_allclose(nominal, full_leader_torques(q, dq, ddq), rtol=1e-10, atol=1e-10)
