@@ -5,8 +5,11 @@ every other movable joint at its neutral value (with a warning naming them), so 
 merged into the identified links. By default the identified joints are the movable joints (those
 in the data, when given) except:
 
-- mimic joints (``<mimic>``): they follow their leader, they are never identified on their own; a
-  locked leader locks its followers at ``multiplier * q_leader + offset``;
+- mimic joints (``<mimic>``): they follow their leader, they are never identified on their own. A follower
+  of an identified joint moves with it (``q_f = multiplier * q_leader + offset``): its link is a body of the
+  model, identified through its leader's torque ``tau_leader + multiplier * tau_follower`` (virtual work),
+  and it has no friction or armature of its own. A locked leader locks its followers at
+  ``multiplier * q_leader + offset``;
 - end-effector (gripper) joints: the joints past the last branching of the kinematic tree, when the
   branches are shorter than the chain that carries them (the Panda's fingers). Naming them in
   ``joints`` identifies them.
@@ -68,10 +71,12 @@ class RobotModel:
     """A robot reduced to its identified joints.
 
     Attributes:
-        pin_model: pinocchio model whose joints 1..n are the identified joints, in chain order.
+        pin_model: pinocchio model of the identified joints and of the mimic joints that follow them
+            (``JointModelMimic``, no coordinate of their own); its joints ``1..`` are the model's bodies.
         joints: identified joint names (order of ``pin_model``).
-        links: for each joint, the name of the URDF link (or DH link) it moves.
-        kinematics: per joint, constants used by :mod:`dynid_ros.regressor`.
+        links: for each body (joint of ``pin_model``: identified or follower), the URDF link (or DH link) it
+            moves; the first ``n_dof`` bodies are not always the identified joints (``joint_ids``).
+        kinematics: per body, constants used by :mod:`dynid_ros.regressor`.
         position_limits: (n, 2) [rad or m]; ``inf`` where the description has none.
         velocity_limits: (n,); effort_limits: (n,).
         urdf_path: source file, if any; urdf_xml: the URDF text (after xacro), if any.
@@ -79,6 +84,12 @@ class RobotModel:
         link_frames: frame id in ``pin_model`` of each moved link.
         locked_positions: the position [rad or m] each locked joint is locked at.
         mimic: the description's mimic joints, ``{follower: Mimic}``.
+        joint_ids: the ``pin_model`` joint id of each identified joint (default ``1..n``).
+        followers: names of the bodies that follow an identified joint (mimic joints, not identified).
+        coupling: (n_bodies, n_dof) ``C`` and ``coupling_offset`` (n_bodies,) ``o``: the body coordinates are
+            ``C q + o``, their rates ``C q'``, ``C q''``; None without followers (``C`` is the identity).
+        expanded: the same bodies with the followers as ordinary joints (for algorithms pinocchio does not
+            run on mimic joints, e.g. RNEA derivatives); None without followers.
     """
 
     pin_model: pin.Model
@@ -94,10 +105,42 @@ class RobotModel:
     link_frames: dict[str, int] = field(default_factory=dict)
     locked_positions: dict[str, float] = field(default_factory=dict)
     mimic: dict[str, Mimic] = field(default_factory=dict)
+    joint_ids: tuple[int, ...] = ()
+    followers: tuple[str, ...] = ()
+    coupling: np.ndarray | None = None
+    coupling_offset: np.ndarray | None = None
+    expanded: pin.Model | None = None
+
+    def __post_init__(self) -> None:
+        if not self.joint_ids:
+            self.joint_ids = tuple(range(1, len(self.joints) + 1))
 
     @property
     def n_dof(self) -> int:
         return len(self.joints)
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.kinematics)
+
+    def body_motion(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Positions, velocities, accelerations (..., n_bodies) of every body's joint from the identified
+        joints' (..., n_dof): ``C q + o``, ``C q'``, ``C q''``."""
+        if self.coupling is None:
+            return q, dq, ddq
+        c = self.coupling.T
+        return q @ c + self.coupling_offset, dq @ c, ddq @ c
+
+    def following(self) -> dict[str, dict[str, float | str]]:
+        """``{follower: {leader, multiplier, offset}}`` of the followers of identified joints."""
+        out: dict[str, dict[str, float | str]] = {}
+        for name in self.followers:
+            b = list(self.pin_model.names).index(name) - 1
+            j = int(np.flatnonzero(self.coupling[b])[0])
+            out[name] = {"leader": self.joints[j], "multiplier": float(self.coupling[b, j]),
+                         "offset": float(self.coupling_offset[b])}
+        return out
 
     @property
     def gravity(self) -> np.ndarray:
@@ -113,13 +156,37 @@ class RobotModel:
         q = np.asarray(q, dtype=float)
         if self.pin_model.nq == self.n_dof:
             return q
-        out = []
-        for k, joint in enumerate(self.pin_model.joints[1:]):
-            if joint.nq == 2:
-                out += [np.cos(q[..., k]), np.sin(q[..., k])]
-            else:
-                out.append(q[..., k])
-        return np.stack(out, axis=-1)
+        return _configuration(self.pin_model, self.joint_ids, q)
+
+
+def _configuration(model: pin.Model, joint_ids: tuple[int, ...], q: np.ndarray) -> np.ndarray:
+    """Configuration vector(s) of ``model`` from the coordinates of its joints ``joint_ids`` (in q order)."""
+    out = []
+    for k, j in enumerate(joint_ids):
+        if model.joints[j].nq == 2:
+            out += [np.cos(q[..., k]), np.sin(q[..., k])]
+        else:
+            out.append(q[..., k])
+    return np.stack(out, axis=-1)
+
+
+def rnea_derivatives(model: RobotModel, pm: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray,
+                     ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dtau/dq, dtau/dq', M)`` of the identified joints at one state, with pinocchio's RNEA derivatives.
+
+    ``pm`` is ``model.pin_model`` (or a copy with other inertias), or ``model.expanded`` when the model has
+    followers: then the derivatives of the bodies' joints are projected, ``C^T D C``.
+    """
+    if model.coupling is None:
+        pin.computeRNEADerivatives(pm, data, model.configuration(q), dq, ddq)
+        m = np.array(data.M)
+        return np.array(data.dtau_dq), np.array(data.dtau_dv), np.triu(m) + np.triu(m, 1).T
+    qb, dqb, ddqb = model.body_motion(q, dq, ddq)
+    config = _configuration(pm, tuple(range(1, pm.njoints)), qb) if pm.nq != pm.nv else qb
+    pin.computeRNEADerivatives(pm, data, config, dqb, ddqb)
+    c = model.coupling
+    m = np.array(data.M)
+    return c.T @ data.dtau_dq @ c, c.T @ data.dtau_dv @ c, c.T @ (np.triu(m) + np.triu(m, 1).T) @ c
 
 
 def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
@@ -256,12 +323,8 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
     followers = {name: m for name, m in mimic.items() if name in movable}
     end_effector = end_effector_joints(full)
     selected = _select(movable, followers, end_effector, joints, available, path)
-    locked = [j for j in movable if j not in selected]
-    for follower, m in followers.items():
-        if follower in locked and m.leader in selected:
-            raise ModelError(f"{path}: joint {follower} mimics {m.leader}: a follower of an identified joint is not "
-                             f"supported; name {follower} too (identified on its own, from its data) or leave "
-                             f"{m.leader} out")
+    following = _following(followers, selected, path)
+    locked = [j for j in movable if j not in selected and j not in following]
     positions = _locked_positions(locked, followers)
     if locked:
         ends = any(j in end_effector or j in followers for j in locked)
@@ -271,27 +334,94 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
         reduced = pin.buildReducedModel(full, lock_ids, _configuration_of(full, positions))
     else:
         reduced = full
-    names = tuple(reduced.names[j] for j in range(1, reduced.njoints))
     links, link_frames = _joint_links(reduced)
     kinematics = _kinematics(reduced)
+    bodies = [reduced.names[j] for j in range(1, reduced.njoints)]
+    names = tuple(b for b in bodies if b not in following)
+    pin_model, coupling, offset, expanded = reduced, None, None, None
+    if following:
+        pin_model = _with_mimic_joints(reduced, names, following, path)
+        coupling, offset = _coupling(bodies, names, following)
+        expanded = reduced
+    joint_ids = tuple(pin_model.getJointId(name) for name in names)
     lower = np.full(len(names), -np.inf)
     upper = np.full(len(names), np.inf)
     vel = np.full(len(names), np.inf)
     eff = np.full(len(names), np.inf)
-    for k in range(len(names)):
-        joint = reduced.joints[k + 1]
+    for k, jid in enumerate(joint_ids):
+        joint = pin_model.joints[jid]
         iq, iv = joint.idx_q, joint.idx_v
         if joint.nq == 1:
-            lo, hi = reduced.lowerPositionLimit[iq], reduced.upperPositionLimit[iq]
+            lo, hi = pin_model.lowerPositionLimit[iq], pin_model.upperPositionLimit[iq]
             if np.isfinite(lo) and np.isfinite(hi) and hi > lo and abs(hi) < 1e10:
                 lower[k], upper[k] = lo, hi
-        if 0 < reduced.velocityLimit[iv] < 1e10:
-            vel[k] = reduced.velocityLimit[iv]
-        if 0 < reduced.effortLimit[iv] < 1e10:
-            eff[k] = reduced.effortLimit[iv]
-    return RobotModel(reduced, names, links, kinematics, np.stack([lower, upper], axis=1), vel, eff,
+        if 0 < pin_model.velocityLimit[iv] < 1e10:
+            vel[k] = pin_model.velocityLimit[iv]
+        if 0 < pin_model.effortLimit[iv] < 1e10:
+            eff[k] = pin_model.effortLimit[iv]
+    for follower, (leader, multiplier, shift) in following.items():  # a follower's range limits its leader's
+        joint = reduced.joints[reduced.getJointId(follower)]
+        lo, hi = reduced.lowerPositionLimit[joint.idx_q], reduced.upperPositionLimit[joint.idx_q]
+        if joint.nq == 1 and np.isfinite(lo) and np.isfinite(hi) and hi > lo and abs(hi) < 1e10:
+            ends = sorted(((lo - shift) / multiplier, (hi - shift) / multiplier))
+            k = names.index(leader)
+            lower[k], upper[k] = max(lower[k], ends[0]), min(upper[k], ends[1])
+            if not lower[k] < upper[k]:
+                raise ModelError(f"{path}: joint {follower} mimics {leader}: their position limits leave "
+                                 f"{leader} no range")
+    return RobotModel(pin_model, names, links, kinematics, np.stack([lower, upper], axis=1), vel, eff,
                       path if xml is not None else None, xml, tuple(locked), link_frames, positions,
-                      dict(mimic))
+                      dict(mimic), joint_ids, tuple(following), coupling, offset, expanded)
+
+
+def _following(followers: dict[str, Mimic], selected: list[str], path: Path) -> dict[str, tuple[str, float, float]]:
+    """The followers that move with an identified joint and are not identified themselves:
+    ``{follower: (identified leader, multiplier, offset)}`` (a follower of a follower composes both)."""
+    out: dict[str, tuple[str, float, float]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, m in followers.items():
+            if name in selected or name in out:
+                continue
+            if m.leader in selected:
+                out[name] = (m.leader, m.multiplier, m.offset)
+            elif m.leader in out:
+                leader, multiplier, offset = out[m.leader]
+                out[name] = (leader, m.multiplier * multiplier, m.multiplier * offset + m.offset)
+            else:
+                continue
+            if out[name][1] == 0.0:
+                raise ModelError(f"{path}: joint {name} mimics {m.leader} with multiplier 0")
+            changed = True
+    return out
+
+
+def _with_mimic_joints(model: pin.Model, names: tuple[str, ...], following: dict[str, tuple[str, float, float]],
+                       path: Path) -> pin.Model:
+    """``model`` with each follower turned into a pinocchio mimic joint of its identified leader."""
+    out = model
+    for follower, (leader, multiplier, offset) in following.items():
+        try:
+            out = pin.transformJointIntoMimic(out, out.getJointId(leader), out.getJointId(follower), multiplier,
+                                              offset)
+        except (RuntimeError, ValueError) as err:
+            raise ModelError(f"{path}: joint {follower} cannot follow {leader}: {str(err).strip()}") from err
+    return out
+
+
+def _coupling(bodies: list[str], names: tuple[str, ...], following: dict[str, tuple[str, float, float]]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """``(C, o)``: body coordinates ``C q + o`` from the identified joints' ``q``."""
+    c = np.zeros((len(bodies), len(names)))
+    o = np.zeros(len(bodies))
+    for b, body in enumerate(bodies):
+        if body in following:
+            leader, multiplier, offset = following[body]
+            c[b, names.index(leader)], o[b] = multiplier, offset
+        else:
+            c[b, names.index(body)] = 1.0
+    return c, o
 
 
 def _select(movable: list[str], followers: dict[str, Mimic], end_effector: list[str],
@@ -400,7 +530,7 @@ def nominal_parameters(model: RobotModel, layout: ParameterLayout) -> np.ndarray
         delta[layout.link_slice(k)] = pm.inertias[k + 1].toDynamicParameters()
     sources = {"fv": pm.damping, "fc": pm.friction, "Ia": pm.armature}
     for j in range(layout.n_dof):
-        iv = pm.joints[j + 1].idx_v
+        iv = pm.joints[model.joint_ids[j]].idx_v
         for symbol in layout.joint_terms:
             if symbol in sources:
                 delta[layout.joint_index(j, symbol)] = float(sources[symbol][iv])

@@ -50,7 +50,9 @@ def _axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
 def body_regressors(model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
                     ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """Per body: the (N, 6, 10) wrench regressor ``[f; n]`` in its joint frame, and the
-    (N, 3, 3) rotation and (N, 3) translation of its joint frame in its parent's."""
+    (N, 3, 3) rotation and (N, 3) translation of its joint frame in its parent's.
+
+    ``q, dq, ddq``: (N, n_bodies) coordinates of every body's joint (:meth:`RobotModel.body_motion`)."""
     n_samples = q.shape[0]
     w_parent, v_parent = [], []
     dw_parent, dv_parent = [], []
@@ -110,11 +112,16 @@ def regressor(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: np.
 
 def regressor_3d(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: np.ndarray,
                  ddq: np.ndarray) -> np.ndarray:
-    """Regressor as an (N, n_dof, n_parameters) array."""
+    """Regressor as an (N, n_dof, n_parameters) array.
+
+    With mimic followers, the rows of every body's joint are computed at ``C q + o`` and projected on the
+    identified joints, ``C^T Y`` (virtual work: the leader's row gets ``multiplier`` times its followers')."""
     q, dq, ddq = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, dq, ddq))
-    n_samples, n = q.shape
+    n_samples, n_dof = q.shape
+    qb, dqb, ddqb = model.body_motion(q, dq, ddq)
+    n = qb.shape[1]
     out = np.zeros((n_samples, n, layout.n_parameters))
-    regs, rots, trans = body_regressors(model, q, dq, ddq)
+    regs, rots, trans = body_regressors(model, qb, dqb, ddqb)
     kin = model.kinematics
     # axes[k]: (N, a, 6) motion axes [v; w] of the a ancestor joints of body k (itself included),
     # expressed in body frame k. tau_j gets the power product of its axis with body k's wrench.
@@ -142,10 +149,12 @@ def regressor_3d(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: 
         axes.append(moved)
         ancestors.append(chain)
         out[:, chain, 10 * k:10 * k + 10] = np.einsum("nai,nik->nak", moved, regs[k])
+    if model.coupling is not None:
+        out = np.einsum("nbp,bj->njp", out, model.coupling)
     joint_columns = {"fv": dq, "fc": np.sign(dq), "fo": np.ones_like(dq), "Ia": ddq}
     for symbol in layout.joint_terms:
         values = joint_columns[symbol]
-        for j in range(n):
+        for j in range(n_dof):
             out[:, j, layout.joint_index(j, symbol)] = values[:, j]
     return out
 

@@ -123,7 +123,7 @@ def parameters_dict(result: IdentificationResult) -> dict:
         "convention": "link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame "
                       "(dynid_ros.parameters); inertia_com is about the CoM",
         "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
-                  "links": list(layout.links), "locked": list(model.locked)},
+                  "links": list(layout.links), "locked": list(model.locked), "following": model.following()},
         "options": {"method": result.options.method, "consistency": result.options.consistency,
                     "solver": result.options.solver, "friction": list(layout.friction),
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,

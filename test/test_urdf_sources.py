@@ -252,10 +252,9 @@ def test_gripper_is_locked_with_a_warning_unless_named(caplog):
     assert "panda_finger_joint1, panda_finger_joint2" in caplog.text and "--joints" in caplog.text
     named = load_model(urdf=path, joints=every)
     assert named.joints == tuple(every) and named.locked == ()
-    from dynid_ros.errors import ModelError
-
-    with pytest.raises(ModelError, match="panda_finger_joint2 mimics panda_finger_joint1"):
-        load_model(urdf=path, joints=[*PANDA_ARM_JOINTS, "panda_finger_joint1"])
+    leader = load_model(urdf=path, joints=[*PANDA_ARM_JOINTS, "panda_finger_joint1"])  # finger 2 follows it
+    assert leader.joints == tuple(every[:-1]) and leader.followers == ("panda_finger_joint2",)
+    assert leader.locked == ()
 
 
 def test_info_locks_the_panda_fingers(capsys):

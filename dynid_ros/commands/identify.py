@@ -136,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
           f"status {result.solver_status}, feasible {result.feasible}")
     print(f"{result.base.n_base} base parameters from {result.n_samples} samples; relative error "
           f"{100 * result.relative_error:.2f} % (identification window); total mass {sum(masses):.2f} kg")
+    for name, m in result.model.following().items():
+        print(f"{name} follows {m['leader']} (mimic, multiplier {m['multiplier']:g}, offset {m['offset']:g}): its link "
+              f"is identified through {m['leader']}'s torque, no friction or armature of its own")
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
     print(f"wrote {args.out}/")
     return 0

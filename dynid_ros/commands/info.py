@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
         "joints": list(model.joints),
         "links": list(model.links),
         "locked_joints": list(model.locked),
+        "following_joints": model.following(),
         "friction": list(layout.friction),
         "armature": layout.armature,
         "n_parameters": layout.n_parameters,
@@ -38,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"{len(model.joints)} joints: {', '.join(model.joints)}")
+    for name, m in info["following_joints"].items():
+        print(f"  {name} follows {m['leader']}: q = {m['multiplier']:g} q_{m['leader']} + {m['offset']:g} "
+              "(not identified)")
     print(f"{base.n_base} base parameters of {layout.n_parameters}")
     for record in info["base_parameters"]:
         print(f"  {record['name']:>7} = {record['expression']}")

@@ -33,7 +33,7 @@ from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
 from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
 from dynid_ros.excitation.trajectory_file import CHECK_RATE_HZ, ExcitationTrajectory
-from dynid_ros.model import RobotModel
+from dynid_ros.model import RobotModel, rnea_derivatives
 from dynid_ros.regressor import regressor_3d
 
 CONDITION_RATE_HZ = 50.0
@@ -180,10 +180,10 @@ class _Problem:
         self.a_eq = np.kron(np.eye(self.n), self._rest_rows())
         layout = base.layout
         self.fv = np.array([layout.joint_index(j, "fv") for j in range(self.n)])
-        self.pm = pin.Model(model.pin_model)
+        self.pm = pin.Model(model.expanded if model.expanded is not None else model.pin_model)  # mimic: expanded
         self.pm.armature[:] = 0.0
         self.pdata = self.pm.createData()
-        self.p0 = [np.array(self.pm.inertias[k + 1].toDynamicParameters()) for k in range(self.n)]
+        self.p0 = [np.array(self.pm.inertias[k + 1].toDynamicParameters()) for k in range(model.n_bodies)]
         self.p0 = [p if p[0] > 1e-3 else p + np.array([1.0, 0, 0, 0, 1, 0, 1, 0, 0, 1]) for p in self.p0]
         self.nonlinear = options.torque_limits and limits.effort is not None
         self.frames = {name: _frame_id(model, name) for name in options.cartesian_boxes}
@@ -271,16 +271,13 @@ class _Problem:
         gq, gdq, gddq = (np.zeros_like(q) for _ in range(3))
         passes = [(full[i], covectors[i]) for i in range(len(directions))]
         passes.append((np.zeros(self.base.n_parameters), -np.sum(covectors, axis=0)))
-        configuration = self.model.configuration(q)
         for parameters, covector in passes:
-            for k in range(self.n):
+            for k in range(len(self.p0)):
                 self.pm.inertias[k + 1] = pin.Inertia.FromDynamicParameters(parameters[10 * k:10 * k + 10]
                                                                            + self.p0[k])
             by_q, by_v, mass = (np.empty((len(q), self.n, self.n)) for _ in range(3))
             for s in range(len(q)):
-                pin.computeRNEADerivatives(self.pm, self.pdata, configuration[s], dq[s], ddq[s])
-                by_q[s], by_v[s], mass[s] = self.pdata.dtau_dq, self.pdata.dtau_dv, self.pdata.M
-            mass = np.triu(mass) + np.swapaxes(np.triu(mass, 1), 1, 2)  # pinocchio fills the upper triangle
+                by_q[s], by_v[s], mass[s] = rnea_derivatives(self.model, self.pm, self.pdata, q[s], dq[s], ddq[s])
             gq += np.einsum("si,sij->sj", covector, by_q)
             gdq += np.einsum("si,sij->sj", covector, by_v) + covector * parameters[self.fv]  # viscous friction
             gddq += np.einsum("si,sij->sj", covector, mass)  # Coulomb and offset friction have no slope

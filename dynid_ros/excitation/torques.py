@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pinocchio as pin
 
-from dynid_ros.model import RobotModel, nominal_parameters
+from dynid_ros.model import RobotModel, nominal_parameters, rnea_derivatives
 from dynid_ros.regressor import torques
 
 
@@ -22,14 +21,11 @@ def nominal_torque_jacobians(model: RobotModel, q: np.ndarray, dq: np.ndarray, d
     Pinocchio's RNEA derivatives (its RNEA includes armature), plus viscous damping; Coulomb
     friction is piecewise constant and has no derivative.
     """
-    pm = model.pin_model
+    pm = model.expanded if model.expanded is not None else model.pin_model
     data = pm.createData()
     out = np.zeros((3, len(q), model.n_dof, model.n_dof))
-    damping = np.array(pm.damping)
+    damping = np.array(model.pin_model.damping)
     for s in range(len(q)):
-        pin.computeRNEADerivatives(pm, data, model.configuration(q[s]), dq[s], ddq[s])
-        out[0, s] = data.dtau_dq
-        out[1, s] = data.dtau_dv + np.diag(damping)
-        m = np.array(data.M)
-        out[2, s] = np.triu(m) + np.triu(m, 1).T
+        out[0, s], out[1, s], out[2, s] = rnea_derivatives(model, pm, data, q[s], dq[s], ddq[s])
+        out[1, s] += np.diag(damping)
     return out[0], out[1], out[2]

@@ -82,7 +82,7 @@ class Gains:
         n = model.n_dof
         pm = model.pin_model
         inertia = np.diag(pin.crba(pm, pm.createData(), pin.neutral(pm))).copy()
-        inertia += np.array(pm.armature)[[pm.joints[j + 1].idx_v for j in range(n)]]
+        inertia += np.array(pm.armature)[[pm.joints[j].idx_v for j in model.joint_ids]]
         limits = model.effort_limits
         default_kp = np.where(np.isfinite(limits), limits / STIFF_ERROR, DEFAULT_OMEGA**2 * inertia)
         kp = default_kp if self.kp is None else per_joint_array(self.kp, n, "controller gain kp")
@@ -108,7 +108,7 @@ class TrackingController:
         gains = gains or Gains()
         self.kp, self.kd = gains.resolve(model)
         self.friction_compensation = gains.compensation(model.n_dof)
-        iv = [pm.joints[j + 1].idx_v for j in range(model.n_dof)]
+        iv = [pm.joints[j].idx_v for j in model.joint_ids]
         keep = 1.0 if gains.urdf_friction else 0.0
         self._fv = keep * np.array(pm.damping)[iv]
         self._fc = keep * np.array(pm.friction)[iv]

@@ -160,7 +160,7 @@ class GroundTruth:
         Stribeck) and ``scale`` (sensor gain) (shape (n_dof,)) for ``model``."""
         n = model.n_dof
         pm = model.pin_model
-        iv = [pm.joints[j + 1].idx_v for j in range(n)]
+        iv = [pm.joints[j].idx_v for j in model.joint_ids]
         urdf = {"damping": np.array(pm.damping)[iv], "friction": np.array(pm.friction)[iv],
                 "armature": np.array(pm.armature)[iv]}
         out = {}

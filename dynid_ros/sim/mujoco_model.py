@@ -28,7 +28,11 @@ Choices:
   massless in MuJoCo as in pinocchio (MuJoCo would otherwise give it the mass of its geometry).
 - **Locked joints** (not driven: a gripper) become fixed joints at their locked position, as in the
   reduced pinocchio model. A driven joint is driven on its own: its ``<mimic>`` is dropped (MuJoCo would
-  tie it to its leader with a joint equality constraint).
+  tie it to its leader with a joint equality constraint). A follower of a driven joint keeps its
+  ``<mimic>``: MuJoCo's joint equality constraint moves it with its leader, as stiff as the integrator
+  allows (``solref`` time constant ``2 h``, impedance 0.9999); the leader's recorded torque then matches
+  the coupled model ``tau_leader + multiplier * tau_follower`` to about 1e-5 of its range (the constraint
+  is soft, so not to round-off).
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
@@ -48,6 +52,9 @@ GRAVITY = (0.0, 0.0, -9.81)
 
 FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
 """``solimp`` of the friction-loss constraints: nearly hard."""
+
+EQUALITY_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)
+"""``solimp`` of the joint equality constraints of mimic followers: as hard as MuJoCo allows."""
 
 
 def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None, driven: Sequence[str] = ()) -> str:
@@ -102,6 +109,8 @@ def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndar
     model.dof_frictionloss[dof_index] = np.asarray(coulomb, dtype=float)
     model.dof_solref[:] = (2.0 * timestep, 1.0)
     model.dof_solimp[:] = FRICTION_IMPEDANCE
+    model.eq_solref[:] = (2.0 * timestep, 1.0)  # mimic followers: as hard as the integrator allows
+    model.eq_solimp[:] = EQUALITY_IMPEDANCE
     model.dof_armature[:] = 0.0
     model.dof_armature[dof_index] = np.asarray(armature, dtype=float)
     model.jnt_stiffness[:] = 0.0

@@ -84,6 +84,9 @@ class Simulator:
                                                                   self.model.locked_positions)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
+        bodies = [self._mj_model.joint(name).id for name in self.model.pin_model.names[1:]]
+        self._body_qpos = np.array([self._mj_model.jnt_qposadr[i] for i in bodies], dtype=int)
+        self._body_dof = np.array([self._mj_model.jnt_dofadr[i] for i in bodies], dtype=int)
         self._controller = TrackingController(self.model, gains)
         self._effort_limits = self.model.effort_limits.copy()
         self._seed = int(seed)
@@ -164,8 +167,9 @@ class Simulator:
         if q.shape != (n,) or dq.shape != (n,):
             raise SimulationError(f"reset needs q and dq of shape ({n},), got {q.shape} and {dq.shape}")
         mujoco.mj_resetData(self._mj_model, self._mj_data)
-        self._mj_data.qpos[self._qpos] = q
-        self._mj_data.qvel[self._dof] = dq
+        qb, dqb, _ = self.model.body_motion(q, dq, dq)  # mimic followers start on their leader
+        self._mj_data.qpos[self._body_qpos] = qb
+        self._mj_data.qvel[self._body_dof] = dqb
         mujoco.mj_forward(self._mj_model, self._mj_data)
         self._rng = np.random.default_rng(self._seed)
         self.saturated_steps = 0
@@ -195,9 +199,22 @@ class Simulator:
                                   f"{DIVERGENCE_LIMIT:g} rad/s)")
         self.last_acceleration = acceleration
         self.last_torque = clipped
-        self.last_friction = data.qfrc_constraint[self._dof].copy()
+        self.last_friction = self._friction_torque()
         effort = self._scale * clipped + self._bias + self._noise * self._rng.standard_normal(len(clipped))
         return JointSample(t, q, dq, effort)
+
+    def _friction_torque(self) -> np.ndarray:
+        """The friction-loss torque of each driven joint in the last step (``qfrc_constraint`` without the
+        joint equality constraints of mimic followers)."""
+        import mujoco
+
+        data = self._mj_data
+        if self._mj_model.neq == 0:
+            return data.qfrc_constraint[self._dof].copy()
+        rows = np.flatnonzero(data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
+        out = np.zeros(self._mj_model.nv)
+        np.add.at(out, data.efc_id[rows], data.efc_force[rows])
+        return out[self._dof]
 
     def truth_parameters(self, friction: tuple[str, ...] = ("viscous", "coulomb", "offset"),
                          armature: bool = True) -> np.ndarray:
