@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 
 from dynid_ros.base_parameters import compute_base_parameters, random_states
@@ -31,3 +33,21 @@ def test_base_regressor_reproduces_full_torques():
     np.testing.assert_allclose(base.project(w) @ base.beta(delta), w @ delta, atol=1e-8)
     assert np.linalg.matrix_rank(base.project(w)) == base.n_base
     np.testing.assert_allclose(base.K, base.P_b.T + base.K_d @ base.P_d.T)  # eq. 39
+
+
+def test_rounded_angles_of_a_published_urdf_do_not_add_base_parameters(tmp_path):
+    """Published URDFs round pi/2 (rpy="1.5708"): the base parameters are those of the exact description, not
+    nearly-dependent extra columns (which made the excitation's condition number explode on Kinova's arm)."""
+    from dynid_ros.model import load_model as load
+    from dynid_ros.resources import robot_file
+
+    exact = Path(robot_file("panda", "urdf")).read_text()
+    rounded = exact.replace("1.5707963267948966", "1.5708")
+    assert rounded != exact
+    counts = []
+    for name, text in (("exact.urdf", exact), ("rounded.urdf", rounded)):
+        path = tmp_path / name
+        path.write_text(text)
+        model = load(urdf=path)
+        counts.append(compute_base_parameters(model, model.layout_for(("viscous", "coulomb", "offset"), True)).n_base)
+    assert counts[0] == counts[1]
