@@ -250,6 +250,25 @@ def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
     refused(robot, "trajectory joint(s) gripper_joint are not joints of the robot")
 
 
+def test_robot_from_a_latched_robot_description_topic_is_the_authority(spinner, tmp_path):
+    """No robot parameter, no config: the meshed Panda URDF as a robot publishes it on /robot_description
+    (latched) gives the limits; the fingers are in /joint_states too; a motion outside the URDF range is refused."""
+    from dynid_ros.nodes.common import latched_qos
+    from test_robot_limits import HOME, outside_urdf_trajectory, write_wide
+
+    from robots import PANDA_ERD, example_robot_urdf
+
+    publisher = spinner.add(Node("description", context=spinner.context))
+    description = publisher.create_publisher(String, "/robot_description", latched_qos())
+    description.publish(String(data=example_robot_urdf(PANDA_ERD).read_text()))
+    path = write_wide(tmp_path / "wide.yaml", outside_urdf_trajectory())
+    robot = Robot(spinner, [*PANDA, "panda_finger_joint1", "panda_finger_joint2"], [*HOME, 0.0, 0.0])
+    excitation(spinner, path, robot="", robot_description_topic="/robot_description")
+    time.sleep(0.3)
+    refused(robot, "joint panda_joint4: position")
+    assert "robot_description" in robot.status.last["message"]
+
+
 @pytest.fixture(scope="module")
 def sim_process(tmp_path_factory):
     """sim_node (nominal Panda, FollowJointTrajectory server) in its own process for this module's action tests."""

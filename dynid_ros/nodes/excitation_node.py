@@ -3,7 +3,9 @@
 ROS interface:
 
 Parameters:
-    urdf_path (str) or robot_description (str, URDF text): the robot ('' both: the config's ``robot.urdf``).
+    urdf_path (str) or robot_description (str, URDF text) or robot_description_topic (str, latched, e.g.
+        ``/robot_description``; with xacro_args, robot_description_timeout): the robot ('' all: the config's
+        ``robot.urdf``); meshes are not needed.
         Its limits (URDF position, velocity, effort; the config's ``excitation:`` margins and accelerations)
         are the authority: the trajectory file's ``limits:`` can only narrow them.
     trajectory_file (str): excitation trajectory YAML (``dynid excite`` output; relative paths are also
@@ -59,6 +61,7 @@ from trajectory_msgs.msg import JointTrajectory
 from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.follow_joint_trajectory import GoalPhase, GoalTracker, build_goal_spec, fill_goal, load_control_msgs
 from dynid_ros.nodes.common import (
+    ROBOT_DESCRIPTION_PARAMS,
     Param,
     declare_parameters,
     json_message,
@@ -67,6 +70,7 @@ from dynid_ros.nodes.common import (
     robot_urdf,
     run,
     trigger_service,
+    xacro_args,
 )
 from dynid_ros.trajectory_execution import (
     MODES,
@@ -89,6 +93,7 @@ SHUTDOWN_WAIT_S = 2.0
 PARAMETERS = (
     Param("urdf_path", "", "robot URDF file ('' and no robot_description: the config's robot.urdf)"),
     Param("robot_description", "", "robot URDF text (instead of urdf_path)"),
+    *ROBOT_DESCRIPTION_PARAMS,
     Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
     Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
     Param("mode", "action", "action (FollowJointTrajectory) | topic (JointTrajectory) | stream (Float64MultiArray)"),
@@ -209,9 +214,12 @@ class ExcitationNode(Node):
             from dynid_ros.excitation.robot_limits import robot_limits
             from dynid_ros.model import load_model
 
-            urdf = robot_urdf(self.params)
-            source = "robot_description" if self.params["robot_description"] else str(urdf)
-            self._robot_limits = robot_limits(load_model(urdf=urdf), self.params["_config"], source=source)
+            urdf = robot_urdf(self.params, self)
+            described = self.params["robot_description"] or (not self.params["urdf_path"]
+                                                             and self.params["robot_description_topic"])
+            source = "robot_description" if described else str(urdf)
+            model = load_model(urdf=urdf, xacro_args=xacro_args(self.params))
+            self._robot_limits = robot_limits(model, self.params["_config"], source=source)
         return self._robot_limits
 
     def _states_missing_or_stale(self, now: float) -> bool:
