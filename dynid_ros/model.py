@@ -314,6 +314,25 @@ def movable_joint_names(model: pin.Model) -> list[str]:
     return [model.names[j] for j in range(1, model.njoints) if model.joints[j].nv == 1]
 
 
+def _unique_frame_names(full: pin.Model, locked: list[str]) -> pin.Model:
+    """``full`` with the joint frame of each locked joint renamed where a link has the same name (SO-100's
+    ``gripper``): pinocchio cannot lock a joint whose frame name is not unique. Locked joints are not model
+    joints afterwards, so their frame name is used nowhere else."""
+    names = [frame.name for frame in full.frames]
+    clashes = [i for i, frame in enumerate(full.frames)
+               if frame.name in locked and frame.type == pin.FrameType.JOINT and names.count(frame.name) > 1]
+    if not clashes:
+        return full
+    model = full.copy()
+    for i in clashes:
+        frame = model.frames[i]
+        joint = model.getJointId(frame.name)
+        frame.name = f"{frame.name}__locked_joint"
+        model.frames[i] = frame
+        model.names[joint] = frame.name
+    return model
+
+
 def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, available: list[str] | None,
             path: Path, xml: str | None, mimic: dict[str, Mimic]) -> RobotModel:
     movable = movable_joint_names(full)
@@ -331,7 +350,8 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
         LOG.warning("joints not identified, locked at their neutral value: %s%s", ", ".join(locked),
                     " (end-effector and mimic joints are locked unless named in --joints)" if ends else "")
         lock_ids = [full.getJointId(j) for j in locked]
-        reduced = pin.buildReducedModel(full, lock_ids, _configuration_of(full, positions))
+        reduced = pin.buildReducedModel(_unique_frame_names(full, locked), lock_ids,
+                                        _configuration_of(full, positions))
     else:
         reduced = full
     links, link_frames = _joint_links(reduced)

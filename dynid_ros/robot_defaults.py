@@ -42,7 +42,12 @@ MAX_ACCELERATION = 5.0
 MIN_ACCELERATION = 0.5
 """Lower bound of the default acceleration limit, so a weak joint still moves."""
 ACCELERATION_EFFORT = 0.3
-"""Fraction of the effort left over by gravity that may accelerate the joint's largest inertia."""
+"""Fraction of the effort left over by gravity (and the URDF's damping and friction at the excitation's top speed)
+that may accelerate the joint's largest inertia."""
+
+EFFORT_MARGIN = 0.8
+"""Usable fraction of the URDF effort limit (the ``excitation.margins.effort`` of a derived config): the limit
+check of every executed trajectory uses it (:mod:`dynid_ros.excitation.robot_limits`)."""
 VELOCITY_MARGIN = 0.6
 """Fraction of the URDF velocity limits the excitation may use."""
 POSITION_MARGIN = 0.1
@@ -146,8 +151,11 @@ def joint_scales(model: RobotModel, seed: int = 0) -> JointScales:
     inverse = np.linalg.inv(mass + np.diag(armature))
     apparent = 1.0 / np.diagonal(inverse, axis1=1, axis2=2).max(axis=0)
     gravity_max = np.abs(gravity).max(axis=0)
-    effort = np.where(np.isfinite(model.effort_limits), model.effort_limits, np.inf)
-    spare = np.maximum(effort - gravity_max, 0.0)
+    effort = np.where(np.isfinite(model.effort_limits), EFFORT_MARGIN * model.effort_limits, np.inf)
+    iv = [pm.joints[j].idx_v for j in model.joint_ids]
+    speed = np.where(np.isfinite(model.velocity_limits), VELOCITY_MARGIN * model.velocity_limits, 0.0)
+    dissipation = np.array(pm.damping)[iv] * speed + np.array(pm.friction)[iv]  # in the checked nominal torque
+    spare = np.maximum(effort - gravity_max - dissipation, 0.0)
     acceleration = np.clip(ACCELERATION_EFFORT * spare / inertia_max, MIN_ACCELERATION, MAX_ACCELERATION)
     load = gravity_max + inertia_max * acceleration
     placements = [pm.jointPlacements[j].translation for j in range(2, pm.njoints)]
@@ -179,6 +187,24 @@ def _identification(model: RobotModel) -> dict:
     return section
 
 
+CONDITION_ALLOWANCE = 30.0
+"""A derived config accepts an excitation whose condition number is up to this many times that of the base
+regressor at random states (:func:`intrinsic_condition_number`), and at least the optimizer's default 1000."""
+
+
+def intrinsic_condition_number(model: RobotModel, seed: int = 0) -> float:
+    """Condition number of the base regressor (rigid body, viscous, Coulomb, offset: the optimizer's definition)
+    at random states over the whole joint ranges: the robot's own scale, with no limits. About 35 for the Panda,
+    UR5, Kinova and xArm7; 6.6e5 for the 0.6 kg SO-100, whose link inertias are 1e-5 kg m^2 next to masses."""
+    from dynid_ros.base_parameters import compute_base_parameters, random_states
+    from dynid_ros.regressor import regressor
+
+    layout = model.layout_for(("viscous", "coulomb", "offset"), False)
+    base = compute_base_parameters(model, layout)
+    states = random_states(model, max(200, 4 * base.n_base), np.random.default_rng(seed))
+    return float(np.linalg.cond(base.project(regressor(model, layout, *states))))
+
+
 def _excitation(model: RobotModel, scales: JointScales) -> dict:
     ranges = excitation_ranges(model)
     margin = np.minimum(POSITION_MARGIN, 0.1 * (ranges[:, 1] - ranges[:, 0]))
@@ -187,8 +213,10 @@ def _excitation(model: RobotModel, scales: JointScales) -> dict:
         "harmonics": HARMONICS, "frequency_hz": FREQUENCY_HZ, "objective": "cond", "seed": 0, "n_starts": 8,
         "acceleration": {j: _round(a) for j, a in zip(model.joints, scales.acceleration)},
         "position": {j: [_round(lo), _round(hi)] for j, (lo, hi) in zip(model.joints, ranges)},
-        "margins": {"position": 0.0, "velocity": VELOCITY_MARGIN, "acceleration": 1.0, "effort": 0.8},
+        "margins": {"position": 0.0, "velocity": VELOCITY_MARGIN, "acceleration": 1.0,
+                    "effort": EFFORT_MARGIN},
         "torque_limits": False,
+        "max_condition_number": _round(max(1000.0, CONDITION_ALLOWANCE * intrinsic_condition_number(model))),
     }
 
 

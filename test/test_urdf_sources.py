@@ -352,3 +352,24 @@ def test_named_fingers_are_driven_on_their_own(tmp_path):
     sim = Simulator(example_robot_urdf(PANDA_ERD), truth=TRUTH, joints=every)
     assert sim.joints == every and sim.mujoco_model.neq == 0
     assert_effort_is_truth_dynamics(sim, np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7, 0.01, 0.01]), tracking=0.5)
+
+
+def test_a_locked_joint_named_like_a_link_loads():
+    """SO-100's gripper joint and link are both named ``gripper``: pinocchio refused to lock it (several frames
+    match); the joint is locked with the arm's five joints driven, the link's body kept in the model."""
+    model = load_model(urdf=example_robot_urdf("so_arm_description/urdf/so100.urdf"),
+                       joints=["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"])
+    assert model.n_dof == 5 and model.locked == ("gripper",)
+    assert model.pin_model.existFrame("gripper")  # the link
+
+
+def test_derived_excitation_accepts_what_the_robots_own_scale_allows():
+    """The condition number in SI units is about 35 at random states for a 7 kg+ arm but 6.6e5 for the 0.6 kg
+    SO-100: a derived config scales the accepted condition number by the robot's own (and keeps 1000 as the floor)."""
+    from dynid_ros.robot_defaults import derive_config
+
+    panda = load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS))
+    so100 = load_model(urdf=example_robot_urdf("so_arm_description/urdf/so100.urdf"),
+                       joints=["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"])
+    assert 1000.0 <= derive_config(panda)["excitation"]["max_condition_number"] < 2000.0
+    assert derive_config(so100)["excitation"]["max_condition_number"] > 1e6
