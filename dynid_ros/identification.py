@@ -252,30 +252,28 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
               fixed: dict[int, float]) -> _Estimate:
     """Run the chosen estimator; the standard deviations are those of the estimate returned."""
     n_dof = layout.n_dof
+    if options.method == "fbpe":
+        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed).weights
+        fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
+                              weights=weights, solver=options.solver, attached=attached, fixed=fixed,
+                              prior=prior if options.prior == "nominal" else None)
+        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation)
+    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed)
     if options.method in ("ols", "wls"):
-        fit = (estimators.ols if options.method == "ols" else estimators.wls)(w_b, tau, n_dof, fixed=fixed)
         return _Estimate(fit.beta, _closest_standard(base, fit.beta, prior.mean), "optimal", fit.std, None,
                          fit.inflation)
     if options.method == "bpfc":
-        fit = estimators.ols(w_b, tau, n_dof, fixed=fixed)
         corrected = feasibility.bpfc(base.K, fit.beta, consistency=options.consistency, layout=layout,
                                      bounds=bounds, solver=options.solver, attached=attached)
         if corrected.beta is None:
             raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
                                   f"and the bounds (solver status {corrected.status})")
         return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
-    if options.method == "pbpr":  # Gaz et al. 2019 Alg. 1
-        from dynid_ros.penalty_retrieval import pbpr
+    from dynid_ros.penalty_retrieval import pbpr  # Gaz et al. 2019 Alg. 1
 
-        fit = estimators.ols(w_b, tau, n_dof, fixed=fixed)
-        found = pbpr(w_b, tau, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
-                     use_nominal_start=options.prior == "nominal")
-        return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
-    weights = estimators.wls(w_b, tau, n_dof, fixed=fixed).weights
-    fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds, weights=weights,
-                          solver=options.solver, attached=attached, fixed=fixed,
-                          prior=prior if options.prior == "nominal" else None)
-    return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation)
+    found = pbpr(w_b, tau, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+                 use_nominal_start=options.prior == "nominal")
+    return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
 
 
 def _closest_standard(base: BaseParameters, beta: np.ndarray, nominal: np.ndarray) -> np.ndarray:
