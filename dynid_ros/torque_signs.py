@@ -252,28 +252,28 @@ def search_signs(w_b3: np.ndarray, tau_abs: np.ndarray, segments: list[Segment],
         raise DataError(f"the torque segments determine only {ranks[-1]} of {n_base} base parameters: "
                         f"too little excitation for --abs-effort")
     s0 = min(max(options.initial, full), options.max_initial, len(segments))
-    scorer.set_gram(grams_sum[s0 - 1], sum(energies[:s0]))
-    nodes = []
+    energies_sum = np.cumsum(energies)
+    scorer.set_gram(grams_sum[s0 - 1], energies_sum[s0 - 1])
+    nodes = []  # (cost, signs, beta, W^T tau of the signed rows so far)
     for pattern in itertools.product((1.0, -1.0), repeat=s0):
         signs = np.array(pattern)
-        cost, beta = scorer.cost(np.tensordot(signs, products[:s0], axes=1))
-        nodes.append((cost, signs, beta))
+        wt_tau = np.tensordot(signs, products[:s0], axes=1)
+        nodes.append((*scorer.cost(wt_tau), signs, wt_tau))
     nodes = sorted(nodes, key=lambda node: node[0])[: options.beam]
     costs = [nodes[0][0]]
     for k in range(s0, len(segments)):
-        scorer.set_gram(grams_sum[k], sum(energies[: k + 1]))
+        scorer.set_gram(grams_sum[k], energies_sum[k])
         children = []
-        for _, signs, _ in nodes:
+        for _, _, signs, wt_tau in nodes:
             for sign in (1.0, -1.0):
-                child = np.append(signs, sign)
-                cost, beta = scorer.cost(np.tensordot(child, products[: k + 1], axes=1))
-                children.append((cost, child, beta))
+                child_wt_tau = wt_tau + sign * products[k]  # the parent's sum plus the new segment
+                children.append((*scorer.cost(child_wt_tau), np.append(signs, sign), child_wt_tau))
         nodes = sorted(children, key=lambda node: node[0])[: options.beam]
         costs.append(nodes[0][0])
     if not np.isfinite(nodes[0][0]):
         raise DataError("no sign pattern of the torque segments admits physically consistent parameters")
-    return SignSearch(segments, nodes[0][1].astype(int), limits, s0, costs, scorer.solved,
-                      time.perf_counter() - start, nodes[0][2])
+    return SignSearch(segments, nodes[0][2].astype(int), limits, s0, costs, scorer.solved,
+                      time.perf_counter() - start, nodes[0][1])
 
 
 class _SignedTarget:
