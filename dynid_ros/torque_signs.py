@@ -244,12 +244,16 @@ def search_signs(w_b3: np.ndarray, tau_abs: np.ndarray, segments: list[Segment],
         energies.append(float(values @ values))
     grams_sum = np.cumsum(grams, axis=0)
     n_base = w_b3.shape[2]
-    plain = np.cumsum([w_b3[s.start:s.stop, s.joint, :].T @ w_b3[s.start:s.stop, s.joint, :] for s in segments],
-                      axis=0)  # the rank of the rows, judged without the weights
-    ranks = [np.linalg.matrix_rank(g / max(np.abs(g).max(), 1e-300), tol=1e-9) for g in plain]
-    full = next((k + 1 for k, r in enumerate(ranks) if r == n_base), None)
+    full, plain, rank = None, np.zeros((n_base, n_base)), 0  # the rank of the rows, judged without the weights
+    for k, s in enumerate(segments):  # the first prefix of segments that determines every base parameter
+        rows = w_b3[s.start:s.stop, s.joint, :]
+        plain += rows.T @ rows
+        rank = np.linalg.matrix_rank(plain / max(np.abs(plain).max(), 1e-300), tol=1e-9)
+        if rank == n_base:
+            full = k + 1
+            break
     if full is None:
-        raise DataError(f"the torque segments determine only {ranks[-1]} of {n_base} base parameters: "
+        raise DataError(f"the torque segments determine only {rank} of {n_base} base parameters: "
                         f"too little excitation for --abs-effort")
     s0 = min(max(options.initial, full), options.max_initial, len(segments))
     energies_sum = np.cumsum(energies)
