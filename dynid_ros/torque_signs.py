@@ -244,36 +244,40 @@ def search_signs(w_b3: np.ndarray, tau_abs: np.ndarray, segments: list[Segment],
         energies.append(float(values @ values))
     grams_sum = np.cumsum(grams, axis=0)
     n_base = w_b3.shape[2]
-    plain = np.cumsum([w_b3[s.start:s.stop, s.joint, :].T @ w_b3[s.start:s.stop, s.joint, :] for s in segments],
-                      axis=0)  # the rank of the rows, judged without the weights
-    ranks = [np.linalg.matrix_rank(g / max(np.abs(g).max(), 1e-300), tol=1e-9) for g in plain]
-    full = next((k + 1 for k, r in enumerate(ranks) if r == n_base), None)
+    full, plain, rank = None, np.zeros((n_base, n_base)), 0  # the rank of the rows, judged without the weights
+    for k, s in enumerate(segments):  # the first prefix of segments that determines every base parameter
+        rows = w_b3[s.start:s.stop, s.joint, :]
+        plain += rows.T @ rows
+        rank = np.linalg.matrix_rank(plain / max(np.abs(plain).max(), 1e-300), tol=1e-9)
+        if rank == n_base:
+            full = k + 1
+            break
     if full is None:
-        raise DataError(f"the torque segments determine only {ranks[-1]} of {n_base} base parameters: "
+        raise DataError(f"the torque segments determine only {rank} of {n_base} base parameters: "
                         f"too little excitation for --abs-effort")
     s0 = min(max(options.initial, full), options.max_initial, len(segments))
-    scorer.set_gram(grams_sum[s0 - 1], sum(energies[:s0]))
-    nodes = []
+    energies_sum = np.cumsum(energies)
+    scorer.set_gram(grams_sum[s0 - 1], energies_sum[s0 - 1])
+    nodes = []  # (cost, signs, beta, W^T tau of the signed rows so far)
     for pattern in itertools.product((1.0, -1.0), repeat=s0):
         signs = np.array(pattern)
-        cost, beta = scorer.cost(np.tensordot(signs, products[:s0], axes=1))
-        nodes.append((cost, signs, beta))
+        wt_tau = np.tensordot(signs, products[:s0], axes=1)
+        nodes.append((*scorer.cost(wt_tau), signs, wt_tau))
     nodes = sorted(nodes, key=lambda node: node[0])[: options.beam]
     costs = [nodes[0][0]]
     for k in range(s0, len(segments)):
-        scorer.set_gram(grams_sum[k], sum(energies[: k + 1]))
+        scorer.set_gram(grams_sum[k], energies_sum[k])
         children = []
-        for _, signs, _ in nodes:
+        for _, _, signs, wt_tau in nodes:
             for sign in (1.0, -1.0):
-                child = np.append(signs, sign)
-                cost, beta = scorer.cost(np.tensordot(child, products[: k + 1], axes=1))
-                children.append((cost, child, beta))
+                child_wt_tau = wt_tau + sign * products[k]  # the parent's sum plus the new segment
+                children.append((*scorer.cost(child_wt_tau), np.append(signs, sign), child_wt_tau))
         nodes = sorted(children, key=lambda node: node[0])[: options.beam]
         costs.append(nodes[0][0])
     if not np.isfinite(nodes[0][0]):
         raise DataError("no sign pattern of the torque segments admits physically consistent parameters")
-    return SignSearch(segments, nodes[0][1].astype(int), limits, s0, costs, scorer.solved,
-                      time.perf_counter() - start, nodes[0][2])
+    return SignSearch(segments, nodes[0][2].astype(int), limits, s0, costs, scorer.solved,
+                      time.perf_counter() - start, nodes[0][1])
 
 
 class _SignedTarget:
