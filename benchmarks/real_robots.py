@@ -29,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from dynid_ros.base_parameters import compute_base_parameters  # noqa: E402
 from dynid_ros.identification import IdentificationOptions, identify, relative_error  # noqa: E402
 from dynid_ros.joint_states import JointStateSeries  # noqa: E402
 from dynid_ros.model import nominal_parameters  # noqa: E402
@@ -60,15 +59,13 @@ DATASETS: dict[str, Callable[[], tuple[JointStateSeries, Path, list[str]] | None
 }
 
 
-def plain_ols(model, options: IdentificationOptions, processing: dict, fit: JointStateSeries,
-              test: JointStateSeries) -> tuple[float, list[float]]:
-    """Held-out error of OLS on the base regressor (same processing as the default command, no feasibility)."""
-    layout = model.layout_for(options.friction, options.armature)
-    base = compute_base_parameters(model, layout)
-    train = processed_window(model, fit, options, processing)
+def plain_ols(result, options: IdentificationOptions, fit: JointStateSeries, held) -> tuple[float, list[float]]:
+    """Held-out error of OLS on ``result``'s base regressor (same processing as the default command, no
+    feasibility) on the processed held-out window ``held``."""
+    model, layout, base = result.model, result.layout, result.base
+    train = processed_window(model, fit, options, result.processing)
     w = base.project(regressor(model, layout, train.q, train.dq, train.ddq))
     beta = np.linalg.lstsq(w, train.tau.reshape(-1), rcond=None)[0]
-    held = processed_window(model, test, options, processing)
     tau_hat = (base.project(regressor(model, layout, held.q, held.dq, held.ddq)) @ beta).reshape(held.tau_raw.shape)
     return relative_error(held.tau_raw, tau_hat)
 
@@ -81,8 +78,9 @@ def run(name: str, series: JointStateSeries, urdf: Path, joints: list[str]) -> d
     result = identify(fit, options, urdf=urdf)
     seconds = time.perf_counter() - start
     model, layout = result.model, result.layout
-    held = evaluate_parameters(model, layout, result.delta, processed_window(model, test, options, result.processing))
-    ols_error, ols_per_joint = plain_ols(model, options, result.processing, fit, test)
+    held_window = processed_window(model, test, options, result.processing)
+    held = evaluate_parameters(model, layout, result.delta, held_window)
+    ols_error, ols_per_joint = plain_ols(result, options, fit, held_window)
     nominal = nominal_parameters(model, layout)
     masses, nominal_masses = result.delta[layout.indices("m")], nominal[layout.indices("m")]
     ratio = masses / nominal_masses

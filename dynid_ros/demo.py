@@ -126,7 +126,7 @@ def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, 
     from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
 
     if robot.shipped_trajectories:
-        return load_trajectory(_shipped_trajectory(robot.name, kind))
+        return load_trajectory(shipped_trajectory(robot.name, kind))
     section = dict(robot.config.get("excitation") or {})
     share = IDENTIFICATION_SHARE if kind == "identification" else 1.0 - IDENTIFICATION_SHARE
     options = ExcitationOptions.from_config(section, seed=seed + (0 if kind == "identification" else 101),
@@ -134,7 +134,8 @@ def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, 
     return optimize_excitation(model, options, progress=progress)
 
 
-def _shipped_trajectory(robot: str, kind: str) -> Path:
+def shipped_trajectory(robot: str, kind: str) -> Path:
+    """The excitation of ``kind`` ("identification" or "validation") shipped for embedded ``robot``."""
     return Path(__file__).resolve().parent / "data" / "trajectories" / f"{robot}_{kind}.yaml"
 
 

@@ -196,13 +196,13 @@ def intrinsic_condition_number(model: RobotModel, seed: int = 0) -> float:
     """Condition number of the base regressor (rigid body, viscous, Coulomb, offset: the optimizer's definition)
     at random states over the whole joint ranges: the robot's own scale, with no limits. About 35 for the Panda,
     UR5, Kinova and xArm7; 6.6e5 for the 0.6 kg SO-100, whose link inertias are 1e-5 kg m^2 next to masses."""
-    from dynid_ros.base_parameters import compute_base_parameters, random_states
+    from dynid_ros.base_parameters import random_states
+    from dynid_ros.excitation.optimizer import condition_base
     from dynid_ros.regressor import regressor
 
-    layout = model.layout_for(("viscous", "coulomb", "offset"), False)
-    base = compute_base_parameters(model, layout)
+    base = condition_base(model)
     states = random_states(model, max(200, 4 * base.n_base), np.random.default_rng(seed))
-    return float(np.linalg.cond(base.project(regressor(model, layout, *states))))
+    return float(np.linalg.cond(base.project(regressor(model, base.layout, *states))))
 
 
 def _excitation(model: RobotModel, scales: JointScales) -> dict:

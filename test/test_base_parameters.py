@@ -5,6 +5,7 @@ import numpy as np
 from dynid_ros.base_parameters import compute_base_parameters, random_states
 from dynid_ros.model import load_model
 from dynid_ros.regressor import regressor
+from dynid_ros.resources import robot_file
 
 from robots import DATA, UR5_ERD, example_robot_urdf
 
@@ -38,9 +39,6 @@ def test_base_regressor_reproduces_full_torques():
 def test_rounded_angles_of_a_published_urdf_do_not_add_base_parameters(tmp_path):
     """Published URDFs round pi/2 (rpy="1.5708"): the base parameters are those of the exact description, not
     nearly-dependent extra columns (which made the excitation's condition number explode on Kinova's arm)."""
-    from dynid_ros.model import load_model as load
-    from dynid_ros.resources import robot_file
-
     exact = Path(robot_file("panda", "urdf")).read_text()
     rounded = exact.replace("1.5707963267948966", "1.5708")
     assert rounded != exact
@@ -48,6 +46,6 @@ def test_rounded_angles_of_a_published_urdf_do_not_add_base_parameters(tmp_path)
     for name, text in (("exact.urdf", exact), ("rounded.urdf", rounded)):
         path = tmp_path / name
         path.write_text(text)
-        model = load(urdf=path)
+        model = load_model(urdf=path)
         counts.append(compute_base_parameters(model, model.layout_for(("viscous", "coulomb", "offset"), True)).n_base)
     assert counts[0] == counts[1]

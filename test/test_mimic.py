@@ -22,16 +22,18 @@ from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
 
 MULTIPLIER, OFFSET = 0.5, 0.1
 
-MIMIC_ARM = f"""<?xml version="1.0"?>
-<robot name="mimic_arm">
-  <link name="base"/>
+THREE_LINKS = """  <link name="base"/>
   <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="2.0"/>
     <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
   <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="1.5"/>
     <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
   <link name="l3"><inertial><origin xyz="0.1 0.02 0"/><mass value="0.8"/>
     <inertia ixx="0.002" ixy="0" ixz="0.0005" iyy="0.006" iyz="0" izz="0.006"/></inertial></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+"""  # base, l1, l2, l3: the links both test arms share
+
+MIMIC_ARM = f"""<?xml version="1.0"?>
+<robot name="mimic_arm">
+{THREE_LINKS}  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
     <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
   <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
     <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
@@ -237,16 +239,9 @@ def load_reference(path, t):
     return trajectory.evaluate(t)
 
 
-MIDDLE_FOLLOWER = """<?xml version="1.0"?>
+MIDDLE_FOLLOWER = f"""<?xml version="1.0"?>
 <robot name="middle_follower">
-  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="2.0"/>
-    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="1.5"/>
-    <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
-  <link name="l3"><inertial><origin xyz="0.1 0.02 0"/><mass value="0.8"/>
-    <inertia ixx="0.002" ixy="0" ixz="0.0005" iyy="0.006" iyz="0" izz="0.006"/></inertial></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+{THREE_LINKS}  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
     <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
   <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/>
     <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/><axis xyz="1 0 0"/>

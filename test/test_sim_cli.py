@@ -18,10 +18,10 @@ PANDA_CONFIG = robot_file("panda", "config")
 PANDA_HOME = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7])
 
 
-@pytest.fixture(scope="module")
-def trajectory_file(tmp_path_factory):
-    """A short Fourier excitation (period 2 s, 3 harmonics) that starts at rest at PANDA_HOME."""
-    model = load_model(urdf=PANDA)
+def write_short_panda_trajectory(urdf, path):
+    """A short Fourier excitation of the Panda arm ``urdf`` (period 2 s, 3 harmonics) that starts at rest at
+    PANDA_HOME, saved to ``path``."""
+    model = load_model(urdf=urdf)
     rng = np.random.default_rng(3)
     a = rng.normal(0.0, 0.1, (7, 3))
     b = rng.normal(0.0, 0.1, (7, 3))
@@ -30,9 +30,13 @@ def trajectory_file(tmp_path_factory):
     wf = np.pi
     q0 = PANDA_HOME + (b / (wf * np.arange(1, 4))).sum(axis=1)
     trajectory = FourierTrajectory(model.joints, wf, q0, a, b)
-    path = tmp_path_factory.mktemp("traj") / "panda_short.yaml"
     save_trajectory(path, ExcitationTrajectory(trajectory, limits_from_model(model), float("nan"), {}))
     return path
+
+
+@pytest.fixture(scope="module")
+def trajectory_file(tmp_path_factory):
+    return write_short_panda_trajectory(PANDA, tmp_path_factory.mktemp("traj") / "panda_short.yaml")
 
 
 def test_simulate_writes_a_bag_that_rosbags_and_the_core_read(tmp_path, trajectory_file, capsys):

@@ -11,11 +11,11 @@ import yaml
 
 from dynid_ros.bag_io import read_joint_states
 from dynid_ros.cli import main
-from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, limits_from_model, save_trajectory
 from dynid_ros.model import load_model
 from dynid_ros.regressor import torques
 from dynid_ros.results import URDF_FILE
 from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+from test_sim_cli import write_short_panda_trajectory
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 
@@ -71,19 +71,9 @@ def test_meshed_ur_arms_simulate(relative):
 
 @pytest.fixture(scope="module")
 def panda_trajectory(tmp_path_factory):
-    """A 2 s Fourier excitation of the meshed Panda's arm joints that starts at rest."""
-    model = load_model(urdf=example_robot_urdf(PANDA_ERD))
-    rng = np.random.default_rng(3)
-    a = rng.normal(0.0, 0.1, (7, 3))
-    b = rng.normal(0.0, 0.1, (7, 3))
-    a[:, 2] = -a[:, :2].sum(axis=1)
-    b[:, 2] = -(b[:, 0] + 2 * b[:, 1]) / 3
-    wf = np.pi
-    q0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7]) + (b / (wf * np.arange(1, 4))).sum(axis=1)
-    path = tmp_path_factory.mktemp("traj") / "panda_erd.yaml"
-    save_trajectory(path, ExcitationTrajectory(FourierTrajectory(model.joints, wf, q0, a, b),
-                                               limits_from_model(model), float("nan"), {}))
-    return path
+    """The short rest-to-rest excitation of test_sim_cli, for the meshed Panda's arm joints."""
+    return write_short_panda_trajectory(example_robot_urdf(PANDA_ERD),
+                                        tmp_path_factory.mktemp("traj") / "panda_erd.yaml")
 
 
 def test_dynid_simulate_takes_the_meshed_panda(tmp_path, panda_trajectory, capsys):
@@ -205,27 +195,28 @@ def test_mesh_uris_of_every_kind_are_never_required(tmp_path, monkeypatch):
     assert resolve_mesh_uri("meshes/base.stl", path.parent) is None
 
 
-def test_continuous_joint_simulates_past_pi(tmp_path):
-    text = replace_joint(ur5_text(), "shoulder_pan_joint", '<joint name="shoulder_pan_joint" type="continuous">',
-                         '<limit effort="150.0" velocity="3.15"/>')
-    path = tmp_path / "ur5_continuous.urdf"
+def ur5_with_shoulder(tmp_path, joint_type: str, limit: str):
+    """The meshed UR5 with its shoulder pan joint retyped to ``joint_type`` and given ``limit``: its model and
+    simulator."""
+    text = replace_joint(ur5_text(), "shoulder_pan_joint", f'<joint name="shoulder_pan_joint" type="{joint_type}">',
+                         limit)
+    path = tmp_path / f"ur5_{joint_type}.urdf"
     path.write_text(text)
-    model = load_model(urdf=path)
+    return load_model(urdf=path), Simulator(path, truth=TRUTH)
+
+
+def test_continuous_joint_simulates_past_pi(tmp_path):
+    model, sim = ur5_with_shoulder(tmp_path, "continuous", '<limit effort="150.0" velocity="3.15"/>')
     assert model.pin_model.nq == 7 and model.n_dof == 6
     assert np.isinf(model.position_limits[0]).all()
-    sim = Simulator(path, truth=TRUTH)
     assert_effort_is_truth_dynamics(sim, np.array([3.0, -1.2, 1.0, -1.0, 0.5, 0.0]))  # past pi on the way
 
 
 def test_prismatic_joint_simulates(tmp_path):
-    text = replace_joint(ur5_text(), "shoulder_pan_joint", '<joint name="shoulder_pan_joint" type="prismatic">',
-                         '<limit effort="500.0" lower="-0.3" upper="0.5" velocity="0.5"/>')
-    path = tmp_path / "ur5_lift.urdf"
-    path.write_text(text)
-    model = load_model(urdf=path)
+    model, sim = ur5_with_shoulder(tmp_path, "prismatic",
+                                   '<limit effort="500.0" lower="-0.3" upper="0.5" velocity="0.5"/>')
     assert model.kinematics[0].kind == "prismatic"
     np.testing.assert_allclose(model.position_limits[0], [-0.3, 0.5])
-    sim = Simulator(path, truth=TRUTH)
     assert_effort_is_truth_dynamics(sim, np.array([0.0, -1.2, 1.0, -1.0, 0.5, 0.0]))
 
 

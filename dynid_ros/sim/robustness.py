@@ -59,6 +59,7 @@ class CaseSetup:
 
 def case_setup(name: str, robot: str = "panda", seed: int = 0) -> CaseSetup:
     """The ground truth and identification excitation of case ``name`` on an embedded robot's config."""
+    from dynid_ros.demo import shipped_trajectory
     from dynid_ros.excitation import load_trajectory
     from dynid_ros.sim import GroundTruth
 
@@ -66,8 +67,8 @@ def case_setup(name: str, robot: str = "panda", seed: int = 0) -> CaseSetup:
         raise ConfigError(f"unknown robustness case {name!r}; choose from {', '.join(CASES)}")
     config = load_config(robot_file(robot, "config"))
     truth = GroundTruth.from_config(dict((config.get("simulation") or {}).get("truth") or {}), seed=seed)
-    excitation = load_trajectory(_shipped(robot, "identification"))
-    validation = load_trajectory(_shipped(robot, "validation"))
+    excitation = load_trajectory(shipped_trajectory(robot, "identification"))
+    validation = load_trajectory(shipped_trajectory(robot, "validation"))
     n = len(excitation.trajectory.joints)
     gain = np.ones(n)
     builders: dict[str, Callable[[], str]] = {}
@@ -165,7 +166,3 @@ def _scaled_joint(excitation: object, joint: int, factor: float) -> object:
     a[joint] *= factor
     b[joint] *= factor
     return dataclasses.replace(excitation, trajectory=dataclasses.replace(trajectory, a=a, b=b))
-
-
-def _shipped(robot: str, kind: str) -> Path:
-    return Path(__file__).resolve().parents[1] / "data" / "trajectories" / f"{robot}_{kind}.yaml"
