@@ -230,6 +230,12 @@ def robot_urdf(params: dict, node: Node | None = None) -> Path:
     return resolve_file(path, "urdf_path")
 
 
+def robot_source(params: dict, urdf: Path) -> str:
+    """How errors name the robot: ``robot_description`` when its URDF came as text (parameter or topic)."""
+    described = params["robot_description"] or (not params["urdf_path"] and params.get("robot_description_topic"))
+    return "robot_description" if described else str(urdf)
+
+
 def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
     """The URDF text of the first (latched) ``std_msgs/String`` on ``topic``."""
     from rclpy.wait_for_message import wait_for_message

@@ -67,6 +67,7 @@ from dynid_ros.nodes.common import (
     json_message,
     latched_qos,
     resolve_file,
+    robot_source,
     robot_urdf,
     run,
     trigger_service,
@@ -215,11 +216,8 @@ class ExcitationNode(Node):
             from dynid_ros.model import load_model
 
             urdf = robot_urdf(self.params, self)
-            described = self.params["robot_description"] or (not self.params["urdf_path"]
-                                                             and self.params["robot_description_topic"])
-            source = "robot_description" if described else str(urdf)
             model = load_model(urdf=urdf, xacro_args=xacro_args(self.params))
-            self._robot_limits = robot_limits(model, self.params["_config"], source=source)
+            self._robot_limits = robot_limits(model, self.params["_config"], source=robot_source(self.params, urdf))
         return self._robot_limits
 
     def _states_missing_or_stale(self, now: float) -> bool:

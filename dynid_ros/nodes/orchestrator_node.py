@@ -158,9 +158,7 @@ class OrchestratorNode(Node):
             return
         if self._recording_since is None:  # the recorder accepted: the joint-state deadline counts from now
             self._recording_since = time.monotonic()
-        recorder, excitation = self.status["recorder"], self.status["excitation"]
-        if recorder.get("state") == "failed":
-            raise RunAborted(f"recorder failed: {recorder.get('message', '')}")
+        recorder, excitation = self._recorder_status(), self.status["excitation"]
         if recorder.get("state") == "recording" and excitation.get("joint_states_ready"):
             self._call("excite_start", starts="excitation")
             self._phase_start = time.monotonic()
@@ -170,12 +168,18 @@ class OrchestratorNode(Node):
                     else f"the recorder is not recording (state {recorder.get('state', 'unknown')})")
             raise RunAborted(f"{what} {self.params['joint_states_timeout']:g} s after the recording start")
 
+    def _recorder_status(self) -> dict:
+        """The recorder's last status; its failure aborts the run."""
+        recorder = self.status["recorder"]
+        if recorder.get("state") == "failed":
+            raise RunAborted(f"recorder failed: {recorder.get('message', '')}")
+        return recorder
+
     def _step_exciting(self) -> None:
         if self._answer("excite_start") is None:
             return
-        recorder, excitation = self.status["recorder"], self.status["excitation"]
-        if recorder.get("state") == "failed":
-            raise RunAborted(f"recorder failed: {recorder.get('message', '')}")
+        self._recorder_status()
+        excitation = self.status["excitation"]
         if excitation.get("state") == "aborted":
             raise RunAborted(f"excitation aborted: {excitation.get('message', '')}")
         if excitation.get("state") != "done":

@@ -49,7 +49,15 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
-from dynid_ros.nodes.common import ROBOT_DESCRIPTION_PARAMS, Param, declare_parameters, robot_urdf, run, xacro_args
+from dynid_ros.nodes.common import (
+    ROBOT_DESCRIPTION_PARAMS,
+    Param,
+    declare_parameters,
+    robot_source,
+    robot_urdf,
+    run,
+    xacro_args,
+)
 from dynid_ros.trajectory_reference import TrajectoryReference
 
 NAME = "sim_node"
@@ -123,9 +131,8 @@ class SimNode(Node):
     def _robot_limits(self) -> object:
         from dynid_ros.excitation.robot_limits import robot_limits
 
-        p = self.params
-        source = "robot_description" if p["robot_description"] else str(self.sim.model.urdf_path)
-        return robot_limits(self.sim.model, p["_config"], source=source)
+        return robot_limits(self.sim.model, self.params["_config"],
+                            source=robot_source(self.params, self.sim.model.urdf_path))
 
     def _initial_positions(self) -> np.ndarray:
         given = [float(v) for v in self.params["initial_positions"]]
