@@ -143,14 +143,15 @@ def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,
              dh: str | Path | None = None, model: RobotModel | None = None,
              timer: StageTimer | None = None, xacro_args: list[str] | None = None,
-             fit_target=None) -> IdentificationResult:
+             fit_target=None, base: BaseParameters | None = None) -> IdentificationResult:
     """Identify the parameters of the robot from recorded joint states (``xacro_args``: of a ``.urdf.xacro``).
 
     Base parameters the data do not identify are kept at the prior, named in a warning and in
     ``not_identified`` (an error with ``options.strict``, or when they are most of them). A result of a
     feasible method (FBPE, BPFC) that fails its own feasibility check is an error, never an output.
     ``fit_target(data, w_b, kept) -> (tau, kept)``, when given, replaces the torque rows and the row mask of
-    the fit (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.torque_signs`)."""
+    the fit (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.torque_signs`). ``base``: the base
+    parameters of ``model`` in the options' layout, when the caller has computed them already."""
     from dynid_ros.signal_processing import ProcessingOptions, process
 
     options.check()
@@ -171,8 +172,11 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         series = prepare_series(series, model, options)
         processing = ProcessingOptions(**options.processing)
         data = process(series, processing)
-    with timer.stage("base_parameters"):
-        base = compute_base_parameters(model, layout)
+    if base is None:
+        with timer.stage("base_parameters"):
+            base = compute_base_parameters(model, layout)
+    elif tuple(base.layout.symbols) != tuple(layout.symbols):
+        raise ConfigError("identify: the given base parameters are of another parameter layout")
     with timer.stage("regressor"):
         w = regressor(model, layout, data.q, data.dq, data.ddq)
         w_b = base.project(w)

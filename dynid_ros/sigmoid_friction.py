@@ -157,7 +157,7 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
         phi = joint_fit(w_b, data.tau_raw, data.dq)
     velocity = window.velocity if window.velocity is not None else np.gradient(window.position, window.t, axis=0)
     corrected = dataclasses.replace(window, effort=window.effort - sigmoid_torque(velocity, phi))
-    result = identify(corrected, inner, model=model, timer=timer)
+    result = identify(corrected, inner, model=model, timer=timer, base=base)
     with timer.stage("sigmoid"):
         linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
         for j in range(model.n_dof):

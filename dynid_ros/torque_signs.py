@@ -347,7 +347,7 @@ def identify_abs_effort(series, options, search: SignSearchOptions | None = None
     with timer.stage("base_parameters"):
         base = compute_base_parameters(model, layout)
     target = _SignedTarget(model, layout, base, options, search)
-    result = identify(series, options, model=model, timer=timer, fit_target=target)
+    result = identify(series, options, model=model, timer=timer, fit_target=target, base=base)
     data, signs = target.data, target.signs
     known = signs != 0
     tau_hat = torques(model, layout, result.delta, data.q, data.dq, data.ddq)
