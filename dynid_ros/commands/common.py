@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from dynid_ros.errors import ConfigError
-
 
 def add_robot_arguments(parser: argparse.ArgumentParser, dh: bool = True) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
@@ -59,8 +57,3 @@ def pick(cli_value: object, config: dict, key: str, default: object) -> object:
     if cli_value is not None:
         return cli_value
     return config.get(key, default)
-
-
-def require_positive(name: str, value: float | None) -> None:
-    if value is not None and value < 0:
-        raise ConfigError(f"{name} must be >= 0, got {value}")
