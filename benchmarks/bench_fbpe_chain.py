@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "test"))
 
 from dynid_ros import estimators, feasibility  # noqa: E402
 from dynid_ros.base_parameters import compute_base_parameters  # noqa: E402
+from dynid_ros.bounds import Bounds  # noqa: E402
 from dynid_ros.model import load_model, nominal_parameters  # noqa: E402
 from dynid_ros.regressor import regressor  # noqa: E402
 from test_estimators import fourier_trajectory, random_feasible_delta  # noqa: E402
@@ -103,7 +104,7 @@ def panda_case(repeat: int) -> dict:
     w_b, tau = base.project(w), data.tau.reshape(-1)
     nominal, attached = nominal_parameters(model, layout), attached_parameters(model, layout)
     weights = estimators.wls(w_b, tau, model.n_dof).weights
-    bounds = feasibility.Bounds.from_config({"total_mass": [14.0, 22.0]}, layout)
+    bounds = Bounds.from_config({"total_mass": [14.0, 22.0]}, layout)
     out = {"links": model.n_dof, "n_parameters": layout.n_parameters, "n_base": base.n_base, "rows": int(w.shape[0])}
     for name, kwargs in (("no_prior", {}), ("prior_bounds", {"prior": nominal, "bounds": bounds})):
         run = timed_fbpe(repeat, w_b, tau, base.K, layout, consistency="full", weights=weights, solver="clarabel",

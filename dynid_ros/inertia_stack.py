@@ -177,6 +177,7 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options, urdf: str | P
     row ``j`` of the lower triangle of M and ``g_j``; ``processing`` records the rank and the dropped elements.
     """
     from dynid_ros import estimators, feasibility
+    from dynid_ros.bounds import Bounds
     from dynid_ros.identifiability import check_excited
     from dynid_ros.identification import IdentificationResult, StageTimer, _closest_standard
     from dynid_ros.model import load_model, nominal_parameters
@@ -219,7 +220,7 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options, urdf: str | P
         w_fit, s_fit = _pad_rows(w_b, s, model.n_dof)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)
-    bounds = feasibility.Bounds.from_config(options.bounds, layout) if options.bounds else None
+    bounds = Bounds.from_config(options.bounds, layout) if options.bounds else None
     with timer.stage("estimate"):
         stats = estimators.ols(w_fit, s_fit, model.n_dof)
         if options.method == "ols":

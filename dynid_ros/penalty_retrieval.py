@@ -575,7 +575,7 @@ class _Search:
 def pbpr(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, beta_ols: np.ndarray,
          settings: Mapping | None = None, bounds=None, nominal: np.ndarray | None = None,
          attached: np.ndarray | None = None, use_nominal_start: bool = True) -> Retrieval:
-    """PBPR on a regression ``tau = w_b beta``: the box from ``bounds`` (a :class:`dynid_ros.feasibility.Bounds`;
+    """PBPR on a regression ``tau = w_b beta``: the box from ``bounds`` (a :class:`dynid_ros.bounds.Bounds`;
     mass and CoM bounds apply to each link without its attached parts) or the defaults of :func:`default_box`;
     the total-mass range from ``bounds.total_mass``; the rest from the ``pbpr:`` config ``settings``."""
     from dynid_ros.estimators import compress

@@ -290,7 +290,7 @@ class _SignedTarget:
         self.signs: np.ndarray | None = None
 
     def __call__(self, data, w_b: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from dynid_ros.feasibility import Bounds
+        from dynid_ros.bounds import Bounds
         from dynid_ros.model import nominal_parameters
         from dynid_ros.signal_processing import ProcessingOptions
 
