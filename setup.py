@@ -26,7 +26,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
-    package_data={PACKAGE: ["data/*", "data/**/*"]},
+    package_data={PACKAGE: ["robot/trajectories/*"]},
     include_package_data=True,
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
@@ -74,12 +74,12 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "dynid = dynid_ros.cli:main",
-            "sim_node = dynid_ros.nodes.sim_node:main",
-            "excitation_node = dynid_ros.nodes.excitation_node:main",
-            "recorder_node = dynid_ros.nodes.recorder_node:main",
-            "identification_node = dynid_ros.nodes.identification_node:main",
-            "orchestrator_node = dynid_ros.nodes.orchestrator_node:main",
+            "dynid = dynid_ros.cli.main:main",
+            "sim_node = dynid_ros.ros.sim_node:main",
+            "excitation_node = dynid_ros.ros.excitation_node:main",
+            "recorder_node = dynid_ros.ros.recorder_node:main",
+            "identification_node = dynid_ros.ros.identification_node:main",
+            "orchestrator_node = dynid_ros.ros.orchestrator_node:main",
         ],
     },
 )

@@ -1,4 +1,4 @@
-"""Benchmark: JointState CDR decoding and encoding of dynid_ros.bag_io against rosbags' (de)serializer.
+"""Benchmark: JointState CDR decoding and encoding of dynid_ros.data.bag_io against rosbags' (de)serializer.
 
 60 s at 1 kHz of a 7-joint arm (60 000 messages), decode-only and encode-only times (no bag I/O),
 best of ``--repeat`` runs, after both type stores are built (a once-per-process cost, also printed):
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 from rosbags.typesys import Stores, get_typestore
 
-from dynid_ros.bag_io import JOINT_STATE_TYPE, _decode, _typestore, encode_joint_states
-from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.data.bag_io import JOINT_STATE_TYPE, _decode, _typestore, encode_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
 
 RESULT = Path(__file__).resolve().parent / "results" / "bag_codec.json"
 

@@ -8,7 +8,7 @@ the condition number of random feasible coefficients (the optimizer's starts).
 
 Run: ``python benchmarks/bench_excitation.py [--budget 120] [--seed 0]``; writes
 ``benchmarks/results/bench_excitation.json``. ``--ship`` also regenerates the shipped trajectories
-``dynid_ros/data/trajectories/{panda,ur5e}_{identification,validation}.yaml``.
+``dynid_ros/robot/trajectories/{panda,ur5e}_{identification,validation}.yaml``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dynid_ros.base_parameters import compute_base_parameters  # noqa: E402
-from dynid_ros.config import config_section  # noqa: E402
+from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
+from dynid_ros.dynamics.regressor import regressor  # noqa: E402
 from dynid_ros.excitation import (  # noqa: E402
     ExcitationOptions,
     check_trajectory_limits,
@@ -37,11 +37,11 @@ from dynid_ros.excitation import (  # noqa: E402
     save_trajectory,
 )
 from dynid_ros.excitation.optimizer import _Problem, condition_base  # noqa: E402
-from dynid_ros.model import load_model  # noqa: E402
-from dynid_ros.regressor import regressor  # noqa: E402
+from dynid_ros.robot.config import config_section  # noqa: E402
+from dynid_ros.robot.model import load_model  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_excitation.json"
-SHIPPED = ROOT / "dynid_ros" / "data" / "trajectories"
+SHIPPED = ROOT / "dynid_ros" / "robot" / "trajectories"
 VALIDATION = {"seed": 101, "frequency_hz": 0.08, "n_starts": 3}
 """The validation trajectories differ from the identification ones: another seed and frequency."""
 

@@ -27,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from dynid_ros import estimators, feasibility  # noqa: E402
-from dynid_ros.base_parameters import compute_base_parameters  # noqa: E402
-from dynid_ros.bounds import Bounds  # noqa: E402
-from dynid_ros.model import load_model, nominal_parameters  # noqa: E402
-from dynid_ros.regressor import regressor  # noqa: E402
+from dynid_ros.dynamics import feasibility  # noqa: E402
+from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
+from dynid_ros.dynamics.bounds import Bounds  # noqa: E402
+from dynid_ros.dynamics.regressor import regressor  # noqa: E402
+from dynid_ros.estimation import estimators  # noqa: E402
+from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 from test_estimators import fourier_trajectory, random_feasible_delta  # noqa: E402
 
 RESULT = ROOT / "benchmarks" / "results" / "bench_fbpe_chain.json"
@@ -90,8 +91,8 @@ def chain_case(n_links: int, repeat: int) -> dict:
 
 
 def panda_case(repeat: int) -> dict:
-    from dynid_ros.signal_processing import ProcessingOptions, process
-    from dynid_ros.urdf_writer import attached_parameters
+    from dynid_ros.data.signal_processing import ProcessingOptions, process
+    from dynid_ros.robot.urdf_writer import attached_parameters
 
     from panda_data import panda_series
 

@@ -22,12 +22,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dynid_ros.bag_io import read_joint_states, write_joint_states  # noqa: E402
-from dynid_ros.identification import IdentificationOptions, StageTimer, identify  # noqa: E402
-from dynid_ros.joint_states import JointStateSeries  # noqa: E402
-from dynid_ros.model import load_model, nominal_parameters  # noqa: E402
-from dynid_ros.regressor import torques  # noqa: E402
-from dynid_ros.results import write_result  # noqa: E402
+from dynid_ros.data.bag_io import read_joint_states, write_joint_states  # noqa: E402
+from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
+from dynid_ros.dynamics.regressor import torques  # noqa: E402
+from dynid_ros.pipeline.identify import IdentificationOptions, StageTimer, identify  # noqa: E402
+from dynid_ros.pipeline.results import write_result  # noqa: E402
+from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 
 URDF = ROOT / "urdf" / "panda.urdf"
 

@@ -21,8 +21,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dynid_ros.bag_io import JOINT_STATE_TYPE, BagRecorder, bag_info, encode_joint_states  # noqa: E402
-from dynid_ros.joint_states import JointStateSeries  # noqa: E402
+from dynid_ros.data.bag_io import JOINT_STATE_TYPE, BagRecorder, bag_info, encode_joint_states  # noqa: E402
+from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
 
 
 def main() -> int:

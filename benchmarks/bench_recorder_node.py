@@ -93,11 +93,11 @@ def main() -> None:
     import rclpy
     from rclpy.node import Node
 
-    from dynid_ros.bag_io import bag_info
+    from dynid_ros.data.bag_io import bag_info
 
     work = Path(tempfile.mkdtemp(prefix="bench_recorder_"))
     bag = work / "bag"
-    recorder = subprocess.Popen([sys.executable, "-m", "dynid_ros.nodes.recorder_node", "--ros-args",
+    recorder = subprocess.Popen([sys.executable, "-m", "dynid_ros.ros.recorder_node", "--ros-args",
                                  "-p", f"bag_path:={bag}", "-p", f"storage:={args.storage}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     publisher = subprocess.Popen([sys.executable, __file__, "--publisher", "--duration", str(args.duration),

@@ -24,14 +24,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dynid_ros.base_parameters import compute_base_parameters  # noqa: E402
-from dynid_ros.identification import IdentificationOptions, identify  # noqa: E402
-from dynid_ros.joint_states import JointStateSeries  # noqa: E402
-from dynid_ros.model import load_model  # noqa: E402
-from dynid_ros.parameters import link_parameters  # noqa: E402
-from dynid_ros.regressor import torques  # noqa: E402
-from dynid_ros.signal_processing import process  # noqa: E402
-from dynid_ros.torque_signs import SignSearchOptions, identify_abs_effort  # noqa: E402
+from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
+from dynid_ros.data.signal_processing import process  # noqa: E402
+from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
+from dynid_ros.dynamics.regressor import torques  # noqa: E402
+from dynid_ros.estimation.torque_signs import SignSearchOptions, identify_abs_effort  # noqa: E402
+from dynid_ros.pipeline.identify import IdentificationOptions, identify  # noqa: E402
+from dynid_ros.robot.model import load_model  # noqa: E402
+from dynid_ros.robot.parameters import link_parameters  # noqa: E402
 
 
 def run(seed: int, noise: float, beam: int, duration: float) -> dict:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from dynid_ros.cli import main as dynid  # noqa: E402
+from dynid_ros.cli.main import main as dynid  # noqa: E402
 
 from panda_data import panda_series, write_panda_bag  # noqa: E402
 

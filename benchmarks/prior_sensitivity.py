@@ -1,4 +1,4 @@
-"""Measurements behind the MAP second stage of FBPE (dynid_ros.estimators): real Panda, held out.
+"""Measurements behind the MAP second stage of FBPE (dynid_ros.estimation.estimators): real Panda, held out.
 
 Identifies on the first 70 % of the Panda run of Gaz et al. 2019 with the default options (no bounds), predicts
 the last 30 % against the raw torque, and prints held-out error, masses vs the URDF and the residual
@@ -24,12 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from dynid_ros import estimators, identification  # noqa: E402
-from dynid_ros.identification import IdentificationOptions, identify  # noqa: E402
-from dynid_ros.model import load_model, nominal_parameters  # noqa: E402
-from dynid_ros.prior import link_realism  # noqa: E402
-from dynid_ros.urdf_writer import attached_parameters  # noqa: E402
-from dynid_ros.validation import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.estimation import estimators  # noqa: E402
+from dynid_ros.estimation.prior import link_realism  # noqa: E402
+from dynid_ros.pipeline import identify as identification  # noqa: E402
+from dynid_ros.pipeline.identify import IdentificationOptions, identify  # noqa: E402
+from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
+from dynid_ros.robot.urdf_writer import attached_parameters  # noqa: E402
 
 from panda_data import JOINTS, panda_series  # noqa: E402
 
@@ -62,8 +63,8 @@ def block_honesty(n_blocks: int = 3) -> dict:
     series.t = series.t - series.t[0]
     model = load_model(urdf=URDF, joints=list(JOINTS))
     layout = model.layout_for()
-    from dynid_ros.base_parameters import compute_base_parameters
-    from dynid_ros.regressor import regressor
+    from dynid_ros.dynamics.base_parameters import compute_base_parameters
+    from dynid_ros.dynamics.regressor import regressor
 
     base = compute_base_parameters(model, layout)
     edges = np.linspace(0.0, series.t[-1], n_blocks + 1)

@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from dynid_ros.identification import IdentificationOptions, identify, relative_error  # noqa: E402
-from dynid_ros.joint_states import JointStateSeries  # noqa: E402
-from dynid_ros.model import nominal_parameters  # noqa: E402
-from dynid_ros.regressor import regressor  # noqa: E402
-from dynid_ros.validation import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
+from dynid_ros.dynamics.regressor import regressor  # noqa: E402
+from dynid_ros.pipeline.identify import IdentificationOptions, identify, relative_error  # noqa: E402
+from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.robot.model import nominal_parameters  # noqa: E402
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402
 

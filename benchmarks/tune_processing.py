@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from dynid_ros.base_parameters import compute_base_parameters  # noqa: E402
-from dynid_ros.model import load_model  # noqa: E402
-from dynid_ros.regressor import regressor  # noqa: E402
-from dynid_ros.signal_processing import ProcessingOptions, process  # noqa: E402
+from dynid_ros.data.signal_processing import ProcessingOptions, process  # noqa: E402
+from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
+from dynid_ros.dynamics.regressor import regressor  # noqa: E402
+from dynid_ros.robot.model import load_model  # noqa: E402
 
 from panda_data import panda_series  # noqa: E402
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402

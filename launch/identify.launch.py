@@ -10,7 +10,7 @@ Empty arguments fall back to the ``nodes:`` section of config/<robot>.yaml, then
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.launch_support import as_bool, given, run_directory
+from dynid_ros.ros.launch_support import as_bool, given, run_directory
 from launch import LaunchDescription
 
 ARGUMENTS = {

@@ -9,7 +9,7 @@ Without ROS at all, ``dynid identify --urdf urdf/panda.urdf --bag run1/ --out re
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.launch_support import as_bool, given, run_directory
+from dynid_ros.ros.launch_support import as_bool, given, run_directory
 from launch import LaunchDescription
 
 ARGUMENTS = {

@@ -5,7 +5,7 @@ joint_trajectory_controller, then identify.launch.py (action mode, use_sim_time)
 
 Needs ros_gz_sim, ros_gz_bridge, gz_ros2_control and ros2_controllers. The URDF gets a
 <ros2_control> block (position commands; position, velocity, effort states) and the gz_ros2_control
-plugin with config/<robot>_controllers.yaml (dynid_ros.launch_support.gazebo_urdf). Caution: the joint
+plugin with config/<robot>_controllers.yaml (dynid_ros.ros.launch_support.gazebo_urdf). Caution: the joint
 effort Gazebo reports through gz_ros2_control is unreliable before gz_ros2_control's 2025 fix (it is
 not the joint torque the physics applied), so identification from Gazebo data needs a recent
 gz_ros2_control; the MuJoCo simulation (sim_mujoco.launch.py) has exact efforts.
@@ -19,9 +19,9 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from dynid_ros.config import load_config
-from dynid_ros.launch_support import gazebo_urdf
-from dynid_ros.resources import robot_file, share_path
+from dynid_ros.robot.config import load_config
+from dynid_ros.robot.resources import robot_file, share_path
+from dynid_ros.ros.launch_support import gazebo_urdf
 from launch import LaunchDescription
 
 ARGUMENTS = {

@@ -13,7 +13,7 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from dynid_ros.launch_support import given
+from dynid_ros.ros.launch_support import given
 from launch import LaunchDescription
 
 ARGUMENTS = {

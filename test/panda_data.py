@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.data.joint_states import JointStateSeries
 
 ENV = "DYNID_PANDA_DATA"
 UNSET_REASON = f"{ENV} is not set (directory of the Panda excitation run of Gaz et al. 2019)"
@@ -52,7 +52,7 @@ def panda_series() -> JointStateSeries:
 
 def write_panda_bag(path: Path, storage: str = "mcap") -> Path:
     """The run as a rosbag2 of ``sensor_msgs/JointState`` on ``/joint_states`` (header stamps from the data)."""
-    from dynid_ros.bag_io import write_joint_states
+    from dynid_ros.data.bag_io import write_joint_states
 
     series = panda_series()
     series.t = series.t + 1_700_000_000.0  # a realistic absolute stamp

@@ -167,10 +167,10 @@ def ros_arg(value: object) -> str:
 @contextmanager
 def node_process(module: str, parameters: dict, log_path: Path,
                  preexec_fn: Callable[[], None] | None = None) -> Iterator[subprocess.Popen]:
-    """Run ``python -m dynid_ros.nodes.<module> --ros-args -p ...`` in the isolated domain; SIGINT at the end.
+    """Run ``python -m dynid_ros.ros.<module> --ros-args -p ...`` in the isolated domain; SIGINT at the end.
     ``preexec_fn`` runs in the child before the node (e.g. to set a resource limit)."""
     isolate_ros_environment()
-    command = [sys.executable, "-m", f"dynid_ros.nodes.{module}", "--ros-args"]
+    command = [sys.executable, "-m", f"dynid_ros.ros.{module}", "--ros-args"]
     for name, value in parameters.items():
         command += ["-p", f"{name}:={ros_arg(value)}"]
     with open(log_path, "w") as log:
@@ -196,8 +196,8 @@ def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0,
     from dynid_ros.excitation.fourier import FourierTrajectory
     from dynid_ros.excitation.limits import limits_from_model, sample_trajectory
     from dynid_ros.excitation.trajectory_file import ExcitationTrajectory, save_trajectory
-    from dynid_ros.model import load_model
-    from dynid_ros.resources import robot_file
+    from dynid_ros.robot.model import load_model
+    from dynid_ros.robot.resources import robot_file
 
     model = load_model(urdf=robot_file(robot, "urdf"))
     limits = limits_from_model(model)
@@ -220,10 +220,10 @@ def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0,
 
 def robot_limits_of(robot: str = "panda") -> object:
     """The embedded robot's own limits (its URDF and shipped config), the authority over every motion."""
-    from dynid_ros.config import load_config
-    from dynid_ros.excitation.robot_limits import robot_limits
-    from dynid_ros.model import load_model
-    from dynid_ros.resources import robot_file
+    from dynid_ros.execution.robot_limits import robot_limits
+    from dynid_ros.robot.config import load_config
+    from dynid_ros.robot.model import load_model
+    from dynid_ros.robot.resources import robot_file
 
     return robot_limits(load_model(urdf=robot_file(robot, "urdf")), load_config(robot_file(robot, "config")))
 
@@ -231,12 +231,12 @@ def robot_limits_of(robot: str = "panda") -> object:
 def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: int = 0) -> Path:
     """A bag of the embedded robot (config truth, noise) running a short random excitation once."""
 
-    from dynid_ros.bag_io import write_joint_states
-    from dynid_ros.config import load_config
+    from dynid_ros.data.bag_io import write_joint_states
     from dynid_ros.excitation.trajectory_file import load_trajectory
-    from dynid_ros.resources import robot_file
+    from dynid_ros.execution.trajectory_execution import prepare_profile
+    from dynid_ros.robot.config import load_config
+    from dynid_ros.robot.resources import robot_file
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
-    from dynid_ros.trajectory_execution import prepare_profile
 
     trajectory = load_trajectory(write_test_trajectory(path.with_suffix(".yaml"), robot, period=period, seed=seed))
     section = load_config(robot_file(robot, "config")).get("simulation") or {}

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynid_ros.bag_io import JOINT_STATE_TYPE, write_joint_states
-from dynid_ros.cli import main
-from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.cli.main import main
+from dynid_ros.data.bag_io import JOINT_STATE_TYPE, write_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
 
 
 def small_series(n: int = 120) -> JointStateSeries:
@@ -53,8 +53,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
 ABANDON = """
 import os, sys
 import numpy as np
-from dynid_ros.bag_io import BagRecorder, encode_joint_states
-from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.data.bag_io import BagRecorder, encode_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
 values = np.tile(np.arange(120, dtype=float)[:, None], (1, 2))
 stamps, messages = encode_joint_states(JointStateSeries(["a", "b"], 10.0 + 0.01 * np.arange(120), values, values,
                                                         values))

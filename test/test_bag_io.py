@@ -15,7 +15,7 @@ from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from dynid_ros.bag_io import (
+from dynid_ros.data.bag_io import (
     JOINT_STATE_TYPE,
     BagRecorder,
     bag_info,
@@ -24,8 +24,8 @@ from dynid_ros.bag_io import (
     repair_bag,
     write_joint_states,
 )
+from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.errors import BagError, DataError
-from dynid_ros.joint_states import JointStateSeries
 
 TYPES = get_typestore(Stores.ROS2_HUMBLE)
 NAMES = ["j1", "j2", "j3"]
@@ -234,8 +234,8 @@ def test_recorder_writes_a_standard_bag(tmp_path: Path, storage: str) -> None:
 
 CHILD = """
 import sys, time
-from dynid_ros.bag_io import BagRecorder, encode_joint_states
-from dynid_ros.joint_states import JointStateSeries
+from dynid_ros.data.bag_io import BagRecorder, encode_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
 import numpy as np
 path, storage, side = sys.argv[1:4]
 n, count = 7, 60000
@@ -377,7 +377,7 @@ def test_decoding_matches_rosbags(tmp_path: Path, case: str, storage: str) -> No
         first = int(np.argmax(without_velocity))
         with pytest.raises(DataError, match=f"sample {first}: no velocity"):
             read_joint_states(bag)
-        from dynid_ros.bag_io import _decode
+        from dynid_ros.data.bag_io import _decode
 
         decoded = _decode([data for _, data in messages], "/joint_states")
         for k, field in enumerate(("position", "velocity", "effort")):
@@ -391,7 +391,7 @@ def test_decoding_matches_rosbags(tmp_path: Path, case: str, storage: str) -> No
 
 def test_varying_frame_id_is_not_slower_than_rosbags(tmp_path: Path) -> None:
     """The case the fast path used to be slow on: every message its own layout (here 2 000 of them)."""
-    from dynid_ros.bag_io import _decode, _typestore
+    from dynid_ros.data.bag_io import _decode, _typestore
 
     raws = [bytes(TYPES.serialize_cdr(rosbags_message(k, NAMES, "f" * (k % 40)), JOINT_STATE_TYPE))
             for k in range(2000)]

@@ -2,10 +2,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.base_parameters import compute_base_parameters, random_states
-from dynid_ros.model import load_model
-from dynid_ros.regressor import regressor
-from dynid_ros.resources import robot_file
+from dynid_ros.dynamics.base_parameters import compute_base_parameters, random_states
+from dynid_ros.dynamics.regressor import regressor
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file
 
 from robots import DATA, UR5_ERD, example_robot_urdf
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dynid_ros.cli import main
+from dynid_ros.cli.main import main
 
 
 @pytest.mark.parametrize("robot", ["panda", "ur5e"])

@@ -12,12 +12,12 @@ import logging
 import numpy as np
 import pytest
 
-from dynid_ros.cli import main
-from dynid_ros.demo import user_robot
+from dynid_ros.cli.main import main
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import load_model
-from dynid_ros.robot_defaults import CONTROL_OMEGA, derive_config, joint_scales, named_gripper_joints
+from dynid_ros.pipeline.robot_defaults import CONTROL_OMEGA, derive_config, joint_scales, named_gripper_joints
+from dynid_ros.robot.model import load_model
 from dynid_ros.sim import Gains, GroundTruth, Simulator
+from dynid_ros.sim.demo import user_robot
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 

@@ -7,15 +7,15 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-import scipy.linalg
 from scipy.spatial.transform import Rotation
 
-from dynid_ros import estimators, feasibility
-from dynid_ros.base_parameters import compute_base_parameters
+from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ConfigError, DataError, EstimationError
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.parameters import ParameterLayout, link_parameters
-from dynid_ros.regressor import regressor
+from dynid_ros.estimation import estimators
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.parameters import ParameterLayout, link_parameters
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 
@@ -112,9 +112,10 @@ def _null_space_shift(base, layout: ParameterLayout, truth: np.ndarray, rng: np.
     """A feasible parameter vector with the same base parameters as ``truth``: a random null-space
     shift, and heavier links 1 and 2 (their masses alone do not enter any base parameter of the Panda)."""
     assert not np.any(base.K[:, layout.indices("m")[:2]])
-    null = scipy.linalg.null_space(base.K)
     size = feasibility.parameter_scales(layout, feasibility.link_scales(truth, layout))
-    direction = null @ rng.normal(size=null.shape[1])
+    # the projection onto the null space is unique, unlike a basis of it (which depends on the LAPACK build)
+    projector = np.eye(base.K.shape[1]) - np.linalg.pinv(base.K) @ base.K
+    direction = projector @ (size * rng.normal(size=base.K.shape[1]))
     direction *= 0.1 / np.max(np.abs(direction / size))
     direction[layout.indices("m")[:2]] += [2.0, 1.5]
     shifted = truth + direction
@@ -202,8 +203,8 @@ def test_bad_estimator_inputs():
 
 
 def test_real_panda_fbpe_has_plausible_masses_and_an_ols_like_fit():
-    from dynid_ros.signal_processing import ProcessingOptions, process
-    from dynid_ros.urdf_writer import attached_parameters
+    from dynid_ros.data.signal_processing import ProcessingOptions, process
+    from dynid_ros.robot.urdf_writer import attached_parameters
 
     from panda_data import panda_series
 
@@ -268,7 +269,7 @@ def _ar1(rng: np.random.Generator, n: int, phi: float, columns: int) -> np.ndarr
 
 
 def test_integrated_autocorrelation_time_of_ar1_noise():
-    from dynid_ros.residual_model import integrated_autocorrelation_time, residual_inflation
+    from dynid_ros.estimation.residual_model import integrated_autocorrelation_time, residual_inflation
 
     rng = np.random.default_rng(11)
     assert integrated_autocorrelation_time(rng.normal(size=5000)) == pytest.approx(1.0, abs=0.15)

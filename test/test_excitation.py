@@ -6,20 +6,20 @@ import numpy as np
 import pytest
 import yaml
 
-from dynid_ros.config import config_section
 from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation import (
     ExcitationLimits,
     ExcitationTrajectory,
     FourierTrajectory,
-    build_execution_profile,
     check_trajectory_limits,
     limits_from_model,
     load_trajectory,
     save_trajectory,
 )
-from dynid_ros.model import load_model
-from dynid_ros.resources import robot_file
+from dynid_ros.execution.execution_profile import build_execution_profile
+from dynid_ros.robot.config import config_section
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file
 
 PANDA_ACCELERATION = [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]
 
@@ -214,7 +214,7 @@ def test_shipped_trajectories_are_valid_and_distinct(robot):
     limits = limits_from_model(model, config_section(robot_file(robot, "config"), "excitation"))
     shipped = {}
     for purpose in ("identification", "validation"):
-        path = files("dynid_ros") / "data" / "trajectories" / f"{robot}_{purpose}.yaml"
+        path = files("dynid_ros") / "robot" / "trajectories" / f"{robot}_{purpose}.yaml"
         record = load_trajectory(path)  # checks the limits in the file at 1 kHz and the rest
         assert record.trajectory.joints == model.joints
         for name in ("position", "velocity", "acceleration"):  # the file's limits are the config's

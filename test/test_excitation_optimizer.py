@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid_ros.base_parameters import compute_base_parameters
-from dynid_ros.cli import main
-from dynid_ros.config import config_section
+from dynid_ros.cli.main import main
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ExcitationError
 from dynid_ros.excitation import (
     ExcitationLimits,
@@ -19,9 +19,9 @@ from dynid_ros.excitation import (
     optimize_excitation,
 )
 from dynid_ros.excitation.optimizer import _Problem, condition_base
-from dynid_ros.model import load_model
-from dynid_ros.regressor import regressor
-from dynid_ros.resources import robot_file
+from dynid_ros.robot.config import config_section
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file
 
 SMALL = {"harmonics": 3, "frequency_hz": 0.2, "n_starts": 1, "max_iterations": 25, "time_budget_s": 60.0}
 """Settings that keep an optimization of the Panda to a few seconds."""

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from dynid_ros import feasibility
-from dynid_ros.base_parameters import compute_base_parameters
+from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import load_model
-from dynid_ros.parameters import LINK_PARAMETER_NAMES, ParameterLayout, link_parameters
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, ParameterLayout, link_parameters
 
 # Sousa & Cortesão 2014 Table 1 (Yoshida and Khalil 2000): base parameters of a 3-link robot, in the table's row order.
 TABLE1_EXPRESSIONS = [
@@ -50,7 +50,7 @@ joints:
 
 
 def table1_k(first_link_moment: str = "Iyy1") -> np.ndarray:
-    """K of Table 1 written by hand in the parameter order of dynid_ros.parameters."""
+    """K of Table 1 written by hand in the parameter order of dynid_ros.robot.parameters."""
     symbols = [f"{p}{k}" for k in (1, 2, 3) for p in LINK_PARAMETER_NAMES]
     k = np.zeros((15, 30))
     for row, terms in enumerate(TABLE1_EXPRESSIONS):
@@ -237,9 +237,10 @@ def test_a_non_optimal_status_is_retried_with_the_other_solver():
 
 
 def test_bounds_are_parsed_in_their_own_module_and_checked_not_clipped():
-    """The ``bounds:`` mapping lives in dynid_ros.bounds (the LMI mathematics stay in feasibility); the
+    """The ``bounds:`` mapping lives in dynid_ros.dynamics.bounds (the LMI mathematics stay in feasibility); the
     non-negative terms are public; a violation is reported relative to each term's scale."""
-    from dynid_ros import bounds, identification
+    from dynid_ros.dynamics import bounds
+    from dynid_ros.pipeline import identify as identification
 
     assert feasibility.Bounds is bounds.Bounds
     assert identification.CONSISTENCIES is feasibility.CONSISTENCIES and identification.SOLVERS is feasibility.SOLVERS

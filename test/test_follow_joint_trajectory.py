@@ -1,4 +1,4 @@
-"""Action mode of excitation_node (dynid_ros.follow_joint_trajectory) with the real control_msgs types.
+"""Action mode of excitation_node (dynid_ros.execution.follow_joint_trajectory) with the real control_msgs types.
 
 control_msgs has no PyPI wheel; the test set-up builds its FollowJointTrajectory from the jazzy interface
 files (test/control_msgs_build.py). Goals here are real ``FollowJointTrajectory.Goal`` messages; the goal
@@ -20,7 +20,7 @@ from control_msgs.action import FollowJointTrajectory  # noqa: E402
 from control_msgs.msg import JointTolerance  # noqa: E402
 
 from dynid_ros.excitation.trajectory_file import load_trajectory
-from dynid_ros.follow_joint_trajectory import (
+from dynid_ros.execution.follow_joint_trajectory import (
     ERROR_CODES,
     GoalPhase,
     GoalStatus,
@@ -34,7 +34,7 @@ from dynid_ros.follow_joint_trajectory import (
     tolerance_violation,
     tolerances_from_message,
 )
-from dynid_ros.trajectory_execution import ControllerError, prepare_profile
+from dynid_ros.execution.trajectory_execution import ControllerError, prepare_profile
 from ros_helpers import robot_limits_of, write_test_trajectory
 
 JAZZY_TYPE_HASHES = {

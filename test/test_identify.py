@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import yaml
 
-from dynid_ros.cli import main
-from dynid_ros.joint_states import JointStateSeries
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.regressor import torques
+from dynid_ros.cli.main import main
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.dynamics.regressor import torques
+from dynid_ros.robot.model import load_model, nominal_parameters
 
 from panda_data import JOINTS, panda_series, write_panda_bag
 
@@ -117,7 +117,7 @@ def _sines(t: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np
 def test_noise_free_synthetic_data_validates_within_0_2_percent(tmp_path):
     """Torques of a known model (perturbed inertials, friction, armature) on one motion; identify, then predict
     a different motion: the error is only what processing costs (<= 0.2 %)."""
-    from dynid_ros.bag_io import write_joint_states
+    from dynid_ros.data.bag_io import write_joint_states
 
     model = load_model(urdf=PANDA_URDF)
     layout = model.layout_for()
@@ -198,8 +198,8 @@ def test_panda_fixture_matches_the_data_readme():
 
 @pytest.mark.parametrize("method", ["ols", "wls", "fbpe", "bpfc"])
 def test_every_method_through_identify_and_the_cli(method, panda_bag, tmp_path):
-    from dynid_ros.bag_io import read_joint_states
-    from dynid_ros.identification import IdentificationOptions, identify
+    from dynid_ros.data.bag_io import read_joint_states
+    from dynid_ros.pipeline.identify import IdentificationOptions, identify
 
     series = read_joint_states(panda_bag)
     result = identify(series, IdentificationOptions(joints=JOINTS, method=method, end=6.0), urdf=PANDA_URDF)
@@ -240,10 +240,10 @@ def test_bpfc_with_a_1000_kg_bound_writes_only_what_passes_its_check(panda_bag, 
 
 
 def test_a_urdf_failing_the_check_is_an_error(panda_bag, tmp_path):
-    from dynid_ros.bag_io import read_joint_states
+    from dynid_ros.data.bag_io import read_joint_states
     from dynid_ros.errors import EstimationError
-    from dynid_ros.identification import IdentificationOptions, identify
-    from dynid_ros.results import check_written_urdf
+    from dynid_ros.pipeline.identify import IdentificationOptions, identify
+    from dynid_ros.pipeline.results import check_written_urdf
 
     result = identify(read_joint_states(panda_bag), IdentificationOptions(joints=JOINTS, end=6.0), urdf=PANDA_URDF)
     text = PANDA_URDF.read_text()
@@ -281,7 +281,7 @@ def _unexcited_joint2_ur5() -> tuple[Path, JointStateSeries, np.ndarray]:
 
 def test_default_keeps_unexcited_parameters_at_the_prior_and_strict_fails():
     from dynid_ros.errors import IdentifiabilityError
-    from dynid_ros.identification import IdentificationOptions, identify
+    from dynid_ros.pipeline.identify import IdentificationOptions, identify
 
     urdf, series, _ = _unexcited_joint2_ur5()
     result = identify(series, IdentificationOptions(), urdf=urdf)

@@ -12,10 +12,10 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from dynid_ros.base_parameters import compute_base_parameters, random_states
-from dynid_ros.cli import main
-from dynid_ros.inertia_stack import MassMatrixSamples, informative_elements, stack_names, stack_regressor
-from dynid_ros.model import load_model, nominal_parameters
+from dynid_ros.cli.main import main
+from dynid_ros.dynamics.base_parameters import compute_base_parameters, random_states
+from dynid_ros.estimation.inertia_stack import MassMatrixSamples, informative_elements, stack_names, stack_regressor
+from dynid_ros.robot.model import load_model, nominal_parameters
 
 from panda_data import data_dir
 from robots import DATA

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dynid_ros.config import load_config
 from dynid_ros.errors import ModelError
-from dynid_ros.launch_support import ROBOTS, gazebo_urdf, given
-from dynid_ros.nodes.common import CONFIG_PARAMS, resolve_file
+from dynid_ros.robot.config import load_config
+from dynid_ros.ros.common import CONFIG_PARAMS, resolve_file
+from dynid_ros.ros.launch_support import ROBOTS, gazebo_urdf, given
 from ros_helpers import ROOT, assert_physically_consistent
 
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
@@ -170,7 +170,7 @@ def test_package_xml_names_every_ros_import_of_the_nodes():
     assert {"python3-cvxpy-pip", "python3-rosbags-pip", "pinocchio", "control_msgs", "rclpy"} <= depends
     ros_packages = {"rclpy", "std_msgs", "std_srvs", "sensor_msgs", "trajectory_msgs", "control_msgs",
                     "rcl_interfaces", "builtin_interfaces", "ament_index_python"}
-    sources = [*(ROOT / "dynid_ros" / "nodes").glob("*.py"), ROOT / "dynid_ros" / "resources.py", *LAUNCH_FILES]
+    sources = [*(ROOT / "dynid_ros" / "ros").glob("*.py"), ROOT / "dynid_ros" / "robot" / "resources.py", *LAUNCH_FILES]
     for source in sources:
         for node in ast.walk(parse(source)):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -181,7 +181,7 @@ def test_package_xml_names_every_ros_import_of_the_nodes():
 
 
 def test_gazebo_urdf_adds_ros2_control_and_loads(tmp_path):
-    from dynid_ros.resources import robot_file
+    from dynid_ros.robot.resources import robot_file
 
     for robot in ROBOTS:
         joints = load_config(robot_file(robot, "config"))["robot"]["joints"]

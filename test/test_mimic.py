@@ -12,11 +12,11 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from dynid_ros.bag_io import read_joint_states
-from dynid_ros.base_parameters import compute_base_parameters
-from dynid_ros.cli import main
-from dynid_ros.model import load_model, nominal_parameters, rnea_derivatives
-from dynid_ros.regressor import regressor_3d
+from dynid_ros.cli.main import main
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.regressor import regressor_3d
+from dynid_ros.robot.model import load_model, nominal_parameters, rnea_derivatives
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
 
@@ -148,9 +148,9 @@ def test_simulate_mimic_arm_and_write_its_urdf(arm_path, trajectory_file, tmp_pa
     in pinocchio and MuJoCo."""
     import mujoco
 
-    from dynid_ros.regressor import torques
+    from dynid_ros.dynamics.regressor import torques
+    from dynid_ros.robot.urdf_writer import write_identified_urdf
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
-    from dynid_ros.urdf_writer import write_identified_urdf
 
     bag = tmp_path / "bag"
     assert main(["simulate", "--urdf", str(arm_path), "--trajectory", str(trajectory_file), "--bag", str(bag),
@@ -191,9 +191,9 @@ def test_simulate_identify_validate_mimic_arm(arm_path, trajectory_file, tmp_pat
     """dynid simulate (perturbed truth, friction, noise) + dynid identify on the first period + dynid validate on
     the second: the held-out torque error is within 1.3 times the truth's own (noise and sticking), and the
     follower's link parameters are identified through its leader's torque (closer to the truth than the prior)."""
-    from dynid_ros.identification import IdentificationOptions
-    from dynid_ros.results import load_parameters
-    from dynid_ros.validation import evaluate_parameters, load_result_model, processed_window
+    from dynid_ros.pipeline.identify import IdentificationOptions
+    from dynid_ros.pipeline.results import load_parameters
+    from dynid_ros.pipeline.validate import evaluate_parameters, load_result_model, processed_window
 
     config = tmp_path / "truth.yaml"
     config.write_text(TRUTH_CONFIG)
@@ -256,7 +256,7 @@ MIDDLE_FOLLOWER = f"""<?xml version="1.0"?>
 def test_follower_in_the_middle_of_the_chain(tmp_path):
     """A prismatic follower between a revolute leader and a continuous joint: known answer against the full
     model, its range limits its leader's, and MuJoCo's equality-coupled motion matches the coupled model."""
-    from dynid_ros.regressor import torques
+    from dynid_ros.dynamics.regressor import torques
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 
     path = tmp_path / "middle.urdf"
@@ -294,7 +294,7 @@ def test_follower_in_the_middle_of_the_chain(tmp_path):
 def test_panda_gripper_finger_follows_in_mujoco():
     """example-robot-data's Panda with panda_finger_joint1 driven: MuJoCo moves panda_finger_joint2 with it
     (joint equality from its <mimic>) and the recorded torques are the coupled model's."""
-    from dynid_ros.regressor import torques
+    from dynid_ros.dynamics.regressor import torques
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 
     joints = [*PANDA_ARM_JOINTS, "panda_finger_joint1"]

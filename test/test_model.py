@@ -3,7 +3,7 @@ import pinocchio as pin
 import pytest
 
 from dynid_ros.errors import ConfigError, ModelError
-from dynid_ros.model import load_model, nominal_parameters
+from dynid_ros.robot.model import load_model, nominal_parameters
 
 from robots import DATA, PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 

@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
-from dynid_ros.nodes.excitation_node import PARAMETERS, ExcitationNode
+from dynid_ros.ros.excitation_node import PARAMETERS, ExcitationNode
 from ros_helpers import Latest, call_trigger, params, robot_limits_of, status_qos, wait_for, write_test_trajectory
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
@@ -253,7 +253,7 @@ def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
 def test_robot_from_a_latched_robot_description_topic_is_the_authority(spinner, tmp_path):
     """No robot parameter, no config: the meshed Panda URDF as a robot publishes it on /robot_description
     (latched) gives the limits; the fingers are in /joint_states too; a motion outside the URDF range is refused."""
-    from dynid_ros.nodes.common import latched_qos
+    from dynid_ros.ros.common import latched_qos
     from test_robot_limits import HOME, outside_urdf_trajectory, write_wide
 
     from robots import PANDA_ERD, example_robot_urdf
@@ -322,7 +322,7 @@ def test_action_mode_drives_sim_node_to_done(spinner, sim_process, trajectory_fi
     from action_msgs.msg import GoalStatus
 
     from dynid_ros.excitation.trajectory_file import load_trajectory
-    from dynid_ros.trajectory_execution import prepare_profile
+    from dynid_ros.execution.trajectory_execution import prepare_profile
 
     arm = Arm(spinner, sim_process)
     node = excitation(spinner, trajectory_file, mode="action", goal_tolerance=0.01)

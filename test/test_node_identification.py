@@ -8,9 +8,9 @@ import rclpy.parameter
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from dynid_ros.nodes.identification_node import PARAMETERS, IdentificationNode
-from dynid_ros.output_paths import MARKER
-from dynid_ros.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
+from dynid_ros.data.output_paths import MARKER
+from dynid_ros.pipeline.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
+from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
 

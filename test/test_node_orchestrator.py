@@ -11,11 +11,11 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from dynid_ros.nodes.common import latched_qos
-from dynid_ros.nodes.excitation_node import ExcitationNode
-from dynid_ros.nodes.identification_node import IdentificationNode
-from dynid_ros.nodes.orchestrator_node import OrchestratorNode
-from dynid_ros.nodes.recorder_node import RecorderNode
+from dynid_ros.ros.common import latched_qos
+from dynid_ros.ros.excitation_node import ExcitationNode
+from dynid_ros.ros.identification_node import IdentificationNode
+from dynid_ros.ros.orchestrator_node import OrchestratorNode
+from dynid_ros.ros.recorder_node import RecorderNode
 from ros_helpers import Latest, params, status_qos, wait_for, write_test_trajectory
 
 

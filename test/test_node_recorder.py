@@ -17,8 +17,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from dynid_ros.bag_io import bag_info, read_joint_states
-from dynid_ros.nodes.recorder_node import PARAMETERS, RecorderNode
+from dynid_ros.data.bag_io import bag_info, read_joint_states
+from dynid_ros.ros.recorder_node import PARAMETERS, RecorderNode
 from ros_helpers import Latest, call_trigger, params, status_qos, wait_for
 
 
@@ -110,7 +110,7 @@ def test_sigkill_keeps_all_but_the_last_second(tmp_path, ros_context):
     """recorder_node in its own process, killed with SIGKILL while recording 1 kHz joint states."""
     import signal
 
-    from dynid_ros.bag_recorder import repair_bag
+    from dynid_ros.data.bag_recorder import repair_bag
     from ros_helpers import node_process
 
     bag = tmp_path / "bag"
@@ -163,7 +163,7 @@ def small_disk(directory: Path, size: int):
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
 def test_disk_full_fails_at_once_and_keeps_what_was_flushed(tmp_path, spinner, storage):
     """recorder_node in its own process records onto a 384 KiB file system until it is full (about 2 s at 500 Hz)."""
-    from dynid_ros.bag_recorder import repair_bag
+    from dynid_ros.data.bag_recorder import repair_bag
     from ros_helpers import node_process
 
     helper = Node("helper", context=spinner.context)

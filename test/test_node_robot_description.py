@@ -8,9 +8,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from dynid_ros.errors import ConfigError, ModelError
-from dynid_ros.nodes.identification_node import IdentificationNode
-from dynid_ros.nodes.sim_node import SimNode
-from dynid_ros.results import URDF_FILE
+from dynid_ros.pipeline.results import URDF_FILE
+from dynid_ros.ros.identification_node import IdentificationNode
+from dynid_ros.ros.sim_node import SimNode
 from dynid_ros.sim import Simulator
 from ros_helpers import Latest, call_trigger, params, simulated_bag, status_qos, wait_for
 
@@ -31,7 +31,7 @@ def test_sim_node_simulates_a_meshed_robot_description(spinner):
 
 
 def test_sim_node_reads_robot_description_from_a_latched_topic(spinner):
-    from dynid_ros.nodes.common import latched_qos
+    from dynid_ros.ros.common import latched_qos
 
     helper = spinner.add(Node("description_publisher", context=spinner.context))
     publisher = helper.create_publisher(String, "/robot_description", latched_qos())

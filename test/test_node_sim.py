@@ -13,9 +13,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import load_model
-from dynid_ros.nodes.sim_node import PARAMETERS, SimNode
-from dynid_ros.resources import robot_file
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file
+from dynid_ros.ros.sim_node import PARAMETERS, SimNode
 from ros_helpers import Latest, params, wait_for
 
 TOPIC = "/joint_trajectory_controller/joint_trajectory"
@@ -108,7 +108,7 @@ class Controller:
     def goal(self, target, seconds, goal_tolerance=None, path_tolerance=(), goal_time_tolerance=0.5, joints=None):
         from control_msgs.msg import JointTolerance
 
-        from dynid_ros.follow_joint_trajectory import seconds_to_duration
+        from dynid_ros.execution.follow_joint_trajectory import seconds_to_duration
 
         joints = list(joints or self.sim.joints)
         goal = self.action.Goal()

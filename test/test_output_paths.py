@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynid_ros.bag_io import write_joint_states
-from dynid_ros.cli import main
+from dynid_ros.cli.main import main
+from dynid_ros.data.bag_io import write_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.output_paths import DEMO, MARKER, RESULT, check_output, fresh_output_directory, output_kind
+from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
-from dynid_ros.joint_states import JointStateSeries
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.output_paths import DEMO, MARKER, RESULT, check_output, fresh_output_directory, output_kind
-from dynid_ros.regressor import torques
-from dynid_ros.resources import robot_file
-from dynid_ros.results import atomic_directory
+from dynid_ros.pipeline.results import atomic_directory
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.resources import robot_file
 
 PANDA = robot_file("panda", "urdf")
 

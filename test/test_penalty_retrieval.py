@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dynid_ros import feasibility
-from dynid_ros.base_parameters import compute_base_parameters
-from dynid_ros.cli import main
+from dynid_ros.cli.main import main
+from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.parameters import inertia_about_com
-from dynid_ros.penalty_retrieval import RetrievalSettings, default_box, retrieve, standard_from_com
+from dynid_ros.estimation.penalty_retrieval import RetrievalSettings, default_box, retrieve, standard_from_com
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.parameters import inertia_about_com
 
 from robots import UR5_ERD, example_robot_urdf
 
@@ -146,7 +146,7 @@ def test_real_panda_pbpr_writes_a_feasible_result_that_validates(panda_bag, tmp_
     assert np.all((ratios > 0.5) & (ratios < 2.0)), report["link_masses"]
     params = yaml.safe_load((out / "parameters.yaml").read_text())
     assert params["options"]["pbpr"]["com_regions"]
-    from dynid_ros.urdf_writer import attached_parameters
+    from dynid_ros.robot.urdf_writer import attached_parameters
 
     model = load_model(urdf=REPO / "urdf" / "panda.urdf")
     layout = model.layout_for(params["options"]["friction"], params["options"]["armature"])

@@ -1,4 +1,4 @@
-"""The CAD prior of FBPE (dynid_ros.prior): tolerances, the propagated covariance, realism per link."""
+"""The CAD prior of FBPE (dynid_ros.estimation.prior): tolerances, the propagated covariance, realism per link."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dynid_ros.errors import ConfigError
-from dynid_ros.parameters import ParameterLayout, link_parameters
-from dynid_ros.prior import PriorTolerances, cad_prior, link_realism
+from dynid_ros.estimation.prior import PriorTolerances, cad_prior, link_realism
+from dynid_ros.robot.parameters import ParameterLayout, link_parameters
 
 LAYOUT = ParameterLayout(("j1",), ("l1",), ("viscous",), True)
 BODY = link_parameters(2.0, np.array([0.05, -0.02, 0.2]), np.diag([0.02, 0.03, 0.01]))

@@ -2,8 +2,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from dynid_ros.model import load_model
-from dynid_ros.regressor import regressor, regressor_3d, torques
+from dynid_ros.dynamics.regressor import regressor, regressor_3d, torques
+from dynid_ros.robot.model import load_model
 
 from robots import DATA, PANDA_ERD, UR5_ERD, example_robot_urdf
 

@@ -1,7 +1,7 @@
 """The robot's own limits are the authority: a trajectory file's ``limits:`` can only narrow them.
 
 Checked on the whole executed motion (approach, periods, hold) at 1 kHz by one core function
-(dynid_ros.excitation.robot_limits.check_motion), used by dynid simulate, excitation_node and sim_node.
+(dynid_ros.execution.robot_limits.check_motion), used by dynid simulate, excitation_node and sim_node.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from dynid_ros.cli import main
-from dynid_ros.config import load_config
+from dynid_ros.cli.main import main
+from dynid_ros.data.output_paths import MARKER, SIMULATED_BAG, output_kind
 from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation import (
     ExcitationLimits,
@@ -23,21 +23,21 @@ from dynid_ros.excitation import (
     check_trajectory_limits,
     load_trajectory,
 )
-from dynid_ros.excitation.robot_limits import (
+from dynid_ros.execution.robot_limits import (
     RobotLimits,
     check_motion,
     checked_profile,
     effective_limits,
     robot_limits,
 )
-from dynid_ros.model import load_model
-from dynid_ros.output_paths import MARKER, SIMULATED_BAG, output_kind
-from dynid_ros.resources import robot_file
-from dynid_ros.trajectory_reference import TrajectoryReference
+from dynid_ros.execution.trajectory_reference import TrajectoryReference
+from dynid_ros.robot.config import load_config
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file
 
 PANDA_URDF = robot_file("panda", "urdf")
 PANDA_CONFIG = robot_file("panda", "config")
-SHIPPED = sorted((Path(__file__).resolve().parents[1] / "dynid_ros" / "data" / "trajectories").glob("*.yaml"))
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "dynid_ros" / "robot" / "trajectories").glob("*.yaml"))
 HOME = np.array([0.0, -0.3, 0.0, -1.5, 0.0, 1.8, 0.7])
 WIDE = {"position": [[-10.0, 10.0]] * 7, "velocity": [100.0] * 7, "acceleration": [1000.0] * 7}
 

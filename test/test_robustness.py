@@ -14,12 +14,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.regressor import torques
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.urdf_writer import urdf_link_inertia
 from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 from dynid_ros.sim.robustness import CASES, run_case
-from dynid_ros.urdf_writer import urdf_link_inertia
 from test_sim import PANDA, PANDA_HOME, TRUTH, fourier_reference
 
 NOISELESS = replace(TRUTH, noise=0.0)

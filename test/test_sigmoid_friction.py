@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 import yaml
 
-from dynid_ros.cli import main
+from dynid_ros.cli.main import main
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
-from dynid_ros.identification import IdentificationOptions, identify
-from dynid_ros.joint_states import JointStateSeries
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.parameters import parse_friction
-from dynid_ros.regressor import torques
-from dynid_ros.sigmoid_friction import fit_sigmoid, sigmoid_torque
-from dynid_ros.validation import evaluate_parameters, processed_window
+from dynid_ros.estimation.sigmoid_friction import fit_sigmoid, sigmoid_torque
+from dynid_ros.pipeline.identify import IdentificationOptions, identify
+from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.parameters import parse_friction
 
 REPO = Path(__file__).resolve().parents[1]
 PANDA_URDF = REPO / "urdf" / "panda.urdf"

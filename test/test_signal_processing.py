@@ -9,12 +9,12 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from dynid_ros.base_parameters import compute_base_parameters
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.signal_processing import ProcessingOptions, apply_effort_scale, process
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ConfigError, DataError
-from dynid_ros.joint_states import JointStateSeries
-from dynid_ros.model import load_model
-from dynid_ros.regressor import regressor
-from dynid_ros.signal_processing import ProcessingOptions, apply_effort_scale, process
+from dynid_ros.robot.model import load_model
 
 from panda_data import panda_series
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf

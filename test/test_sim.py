@@ -8,11 +8,11 @@ import mujoco
 import numpy as np
 import pytest
 
+from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError, ModelError, SimulationError
-from dynid_ros.model import load_model, nominal_parameters
-from dynid_ros.parameters import inertia_about_com
-from dynid_ros.regressor import torques
-from dynid_ros.resources import robot_file
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.parameters import inertia_about_com
+from dynid_ros.robot.resources import robot_file
 from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
 
 PANDA = robot_file("panda", "urdf")
@@ -82,7 +82,7 @@ def test_truth_urdf_round_trip_and_idempotence(tmp_path):
 
 
 def test_from_config_reads_the_shipped_sections():
-    from dynid_ros.config import config_section
+    from dynid_ros.robot.config import config_section
 
     for robot, n in (("panda", 7), ("ur5e", 6)):
         section = config_section(robot_file(robot, "config"), "simulation")
@@ -153,7 +153,7 @@ def test_same_seed_same_data_and_step_api():
 
 
 def test_ur5e_runs_with_its_config():
-    from dynid_ros.config import config_section
+    from dynid_ros.robot.config import config_section
 
     sim = Simulator.from_config(UR5E, config_section(robot_file("ur5e", "config"), "simulation"), seed=0)
     assert len(sim.joints) == 6
@@ -179,7 +179,7 @@ def test_core_imports_without_rclpy():
     import subprocess
     import sys
 
-    code = "import sys, dynid_ros.sim, dynid_ros.commands.simulate; assert 'rclpy' not in sys.modules"
+    code = "import sys, dynid_ros.sim, dynid_ros.cli.simulate; assert 'rclpy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

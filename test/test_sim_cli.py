@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import yaml
 
-from dynid_ros.bag_io import read_joint_states
-from dynid_ros.cli import main
+from dynid_ros.cli.main import main
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.dynamics.regressor import torques
 from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, limits_from_model, save_trajectory
-from dynid_ros.model import load_model
-from dynid_ros.regressor import torques
-from dynid_ros.resources import robot_file
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file
 
 PANDA = robot_file("panda", "urdf")
 PANDA_CONFIG = robot_file("panda", "config")

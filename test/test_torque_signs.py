@@ -8,15 +8,15 @@ import sys
 import numpy as np
 import yaml
 
-from dynid_ros.bag_io import write_joint_states
-from dynid_ros.base_parameters import compute_base_parameters
-from dynid_ros.cli import main
-from dynid_ros.identification import IdentificationOptions, identify
-from dynid_ros.joint_states import JointStateSeries
-from dynid_ros.model import load_model
-from dynid_ros.parameters import link_parameters
-from dynid_ros.regressor import torques
-from dynid_ros.torque_signs import find_segments
+from dynid_ros.cli.main import main
+from dynid_ros.data.bag_io import write_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.regressor import torques
+from dynid_ros.estimation.torque_signs import find_segments
+from dynid_ros.pipeline.identify import IdentificationOptions, identify
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.parameters import link_parameters
 
 from robots import DATA
 

@@ -1,4 +1,4 @@
-"""Pre-move checks and the progress state machine of excitation_node (dynid_ros.trajectory_execution)."""
+"""Pre-move checks and the progress state machine of excitation_node (dynid_ros.execution.trajectory_execution)."""
 
 import json
 import sys
@@ -9,7 +9,7 @@ import yaml
 
 from dynid_ros.errors import DataError, TrajectoryError
 from dynid_ros.excitation.trajectory_file import load_trajectory
-from dynid_ros.trajectory_execution import (
+from dynid_ros.execution.trajectory_execution import (
     ExcitationRun,
     ExecutionState,
     current_positions,
@@ -27,11 +27,11 @@ def excitation(tmp_path_factory):
 
 
 def test_core_imports_without_rclpy():
-    assert "dynid_ros.trajectory_execution" in sys.modules
+    assert "dynid_ros.execution.trajectory_execution" in sys.modules
     import subprocess
 
-    code = ("import sys, dynid_ros.trajectory_execution, dynid_ros.follow_joint_trajectory, "
-            "dynid_ros.trajectory_reference, dynid_ros.launch_support; print('rclpy' in sys.modules)")
+    code = ("import sys, dynid_ros.execution.trajectory_execution, dynid_ros.execution.follow_joint_trajectory, "
+            "dynid_ros.execution.trajectory_reference, dynid_ros.ros.launch_support; print('rclpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
 

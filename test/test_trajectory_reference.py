@@ -1,10 +1,10 @@
-"""The joint_trajectory_controller-like reference of sim_node (dynid_ros.trajectory_reference)."""
+"""The joint_trajectory_controller-like reference of sim_node (dynid_ros.execution.trajectory_reference)."""
 
 import numpy as np
 import pytest
 
 from dynid_ros.errors import TrajectoryError
-from dynid_ros.trajectory_reference import TrajectoryReference, segment
+from dynid_ros.execution.trajectory_reference import TrajectoryReference, segment
 
 JOINTS = ("a", "b")
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import yaml
 
-from dynid_ros.bag_io import read_joint_states
-from dynid_ros.cli import main
-from dynid_ros.model import load_model
-from dynid_ros.regressor import torques
-from dynid_ros.results import URDF_FILE
+from dynid_ros.cli.main import main
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.dynamics.regressor import torques
+from dynid_ros.pipeline.results import URDF_FILE
+from dynid_ros.robot.model import load_model
 from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 from test_sim_cli import write_short_panda_trajectory
 
@@ -166,7 +166,7 @@ def test_xacro_arg_on_the_cli(ur5_xacro, capsys):
 def test_mesh_uris_of_every_kind_are_never_required(tmp_path, monkeypatch):
     """package:// (found or not), file:// and relative meshes: the model loads and simulates; relative URIs
     are made absolute so an URDF written elsewhere still finds them; package:// is resolved when it can be."""
-    from dynid_ros.urdf_source import resolve_mesh_uri
+    from dynid_ros.robot.urdf_source import resolve_mesh_uri
 
     text = ur5_text()
     text = text.replace("package://example-robot-data/robots/ur_description/meshes/ur5/visual/", "meshes/", 3)
@@ -357,7 +357,7 @@ def test_a_locked_joint_named_like_a_link_loads():
 def test_derived_excitation_accepts_what_the_robots_own_scale_allows():
     """The condition number in SI units is about 35 at random states for a 7 kg+ arm but 6.6e5 for the 0.6 kg
     SO-100: a derived config scales the accepted condition number by the robot's own (and keeps 1000 as the floor)."""
-    from dynid_ros.robot_defaults import derive_config
+    from dynid_ros.pipeline.robot_defaults import derive_config
 
     panda = load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS))
     so100 = load_model(urdf=example_robot_urdf("so_arm_description/urdf/so100.urdf"),

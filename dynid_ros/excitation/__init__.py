@@ -1,4 +1,5 @@
-"""Excitation trajectories: Fourier series, limits, files, optimization and the executed profile.
+"""Excitation trajectories: Fourier series, limits, files and optimization (the design of a motion; how it is
+executed is :mod:`dynid_ros.execution`).
 
 Sousa & Cortesão 2014 section 5.2.2 (Swevers Fourier series, eq. 78-80) and Wang et al. 2019 section IV
 (condition-number optimization under joint and Cartesian constraints). Modules:
@@ -6,12 +7,10 @@ Sousa & Cortesão 2014 section 5.2.2 (Swevers Fourier series, eq. 78-80) and Wan
 - :mod:`.fourier`: :class:`FourierTrajectory`, analytic positions, velocities, accelerations;
 - :mod:`.limits`: :class:`ExcitationLimits` from the model and config, the dense-grid check;
 - :mod:`.trajectory_file`: :class:`ExcitationTrajectory` and its YAML file;
-- :mod:`.execution_profile`: approach, N periods, hold (what the robot or simulator runs);
 - :mod:`.optimizer`: the condition number's definition and the constrained optimization;
 - :mod:`.torques`: nominal-model torques for optional torque limits.
 """
 
-from dynid_ros.excitation.execution_profile import ExecutionProfile, build_execution_profile
 from dynid_ros.excitation.fourier import FourierTrajectory
 from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
 from dynid_ros.excitation.optimizer import ExcitationOptions, excitation_condition_number, optimize_excitation
@@ -21,9 +20,7 @@ __all__ = [
     "ExcitationLimits",
     "ExcitationOptions",
     "ExcitationTrajectory",
-    "ExecutionProfile",
     "FourierTrajectory",
-    "build_execution_profile",
     "check_trajectory_limits",
     "excitation_condition_number",
     "limits_from_model",

@@ -96,6 +96,10 @@ def basis_matrices(t: np.ndarray, wf: float, harmonics: int) -> tuple[np.ndarray
     return np.hstack([s / wl, -c / wl]), np.hstack([c, s]), np.hstack([-s * wl, c * wl])
 
 
+REST_TOLERANCE = 1e-6
+"""Largest velocity [rad/s] or acceleration [rad/s^2] at t = 0 accepted as 'at rest'."""
+
+
 def rest_residual(trajectory: FourierTrajectory) -> tuple[np.ndarray, np.ndarray]:
     """Velocity and acceleration at ``t = 0`` (and every period), each (n,): zero for a start at rest."""
     _, dq, ddq = trajectory.evaluate(np.zeros(1))

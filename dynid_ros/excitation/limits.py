@@ -25,7 +25,7 @@ from dynid_ros.errors import ConfigError, TrajectoryError
 
 if TYPE_CHECKING:
     from dynid_ros.excitation.fourier import FourierTrajectory
-    from dynid_ros.model import RobotModel
+    from dynid_ros.robot.model import RobotModel
 
 DEFAULT_ACCELERATION = 5.0
 """Acceleration limit [rad/s^2 or m/s^2] of joints the config gives none for (conservative)."""

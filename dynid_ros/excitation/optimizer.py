@@ -27,14 +27,14 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
-from dynid_ros.base_parameters import BaseParameters, compute_base_parameters
+from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
+from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
 from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
 from dynid_ros.excitation.trajectory_file import CHECK_RATE_HZ, ExcitationTrajectory
-from dynid_ros.model import RobotModel, rnea_derivatives
-from dynid_ros.regressor import regressor_3d
+from dynid_ros.robot.model import RobotModel, rnea_derivatives
 
 CONDITION_RATE_HZ = 50.0
 """Sampling rate of the condition number's definition."""

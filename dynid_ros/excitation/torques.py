@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynid_ros.model import RobotModel, nominal_parameters, rnea_derivatives
-from dynid_ros.regressor import torques
+from dynid_ros.dynamics.regressor import torques
+from dynid_ros.robot.model import RobotModel, nominal_parameters, rnea_derivatives
 
 
 def nominal_torques(model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ Format::
 
 :func:`load_trajectory` checks that the trajectory starts and ends at rest and, when the file has
 ``limits:``, that it respects them on a 1 kHz grid; a file that fails is rejected. The robot's own
-limits are the authority wherever the trajectory runs: :func:`dynid_ros.excitation.robot_limits.checked_profile`.
+limits are the authority wherever the trajectory runs: :func:`dynid_ros.execution.robot_limits.checked_profile`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ import numpy as np
 import yaml
 
 from dynid_ros.errors import TrajectoryError
-from dynid_ros.excitation.execution_profile import REST_TOLERANCE
-from dynid_ros.excitation.fourier import FourierTrajectory, rest_residual
+from dynid_ros.excitation.fourier import REST_TOLERANCE, FourierTrajectory, rest_residual
 from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits
 
 CHECK_RATE_HZ = 1000.0

@@ -4,7 +4,7 @@ ROS-free. :class:`GroundTruth` perturbs a nominal URDF (inertials, friction, arm
 sensor noise and bias) and gives the true parameter vector; :class:`Simulator` steps MuJoCo at
 1 kHz under a nominal-model tracking controller and returns what a ros2_control robot publishes;
 :func:`simulate_profile` runs a whole reference offline into a
-:class:`~dynid_ros.joint_states.JointStateSeries`.
+:class:`~dynid_ros.data.joint_states.JointStateSeries`.
 """
 
 from dynid_ros.sim.controller import Gains, TrackingController

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import RobotModel
+from dynid_ros.robot.model import RobotModel
 from dynid_ros.sim.ground_truth import per_joint_array
 
 STIFF_ERROR = 0.05

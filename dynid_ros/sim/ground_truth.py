@@ -1,7 +1,7 @@
 """The simulated robot's true dynamics: perturbed inertials, joint friction, armature, sensor errors.
 
 A :class:`GroundTruth` describes how the simulated robot differs from its nominal URDF. It is a
-recipe, applied to a :class:`~dynid_ros.model.RobotModel` of that URDF:
+recipe, applied to a :class:`~dynid_ros.robot.model.RobotModel` of that URDF:
 
 - every link moved by a joint gets its own ``<inertial>`` perturbed from ``seed``: mass by a
   relative factor, centre of mass by an absolute shift, and the three principal *second moments of
@@ -11,7 +11,7 @@ recipe, applied to a :class:`~dynid_ros.model.RobotModel` of that URDF:
 - per joint: viscous friction ``fv`` (URDF ``damping``), Coulomb friction ``fc`` (URDF
   ``friction``), armature ``Ia``; per joint torque-sensor noise (std) and bias.
 
-The torque a joint reports is (:mod:`dynid_ros.parameters`, Sousa & Cortesão 2014 eq. 27)::
+The torque a joint reports is (:mod:`dynid_ros.robot.parameters`, Sousa & Cortesão 2014 eq. 27)::
 
     effort = k (M(q) q'' + c(q, q') + g(q) + fv q' + f(q') + Ia q'' ) + bias + noise
 
@@ -21,7 +21,8 @@ fc``: ``f(q') = (fc + (fs - fc) exp(-(q'/vs)^2)) sign(q')``, static friction up 
 1994) and a torque-sensor gain error ``k`` (``effort_scale``, like a wrong current-to-torque constant; Pennese et
 al. 2021 eq. 2). ``exact=True`` perturbs every link by exactly ``±mass`` and ``|com|`` (random signs and
 directions) instead of normal draws: a nominal URDF off by a known amount. :meth:`GroundTruth.parameters`
-returns it in any :class:`~dynid_ros.parameters.ParameterLayout` of the model (:meth:`GroundTruth.parameter_vector`);
+returns it in any :class:`~dynid_ros.robot.parameters.ParameterLayout` of the model
+(:meth:`GroundTruth.parameter_vector`);
 :meth:`GroundTruth.write_urdf` writes the truth URDF (perturbed inertials and ``<dynamics damping
 friction>``; armature and sensor terms have no URDF element, they are listed in a comment). The
 truth URDF carries a marker comment: applying the same GroundTruth to it again leaves its inertials
@@ -39,8 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.errors import ConfigError
-from dynid_ros.model import RobotModel, nominal_parameters
-from dynid_ros.parameters import ParameterLayout
+from dynid_ros.robot.model import RobotModel, nominal_parameters
+from dynid_ros.robot.parameters import ParameterLayout
 
 TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias",
                         "static_friction", "stribeck_velocity", "effort_scale", "exact"})
@@ -187,7 +188,7 @@ class GroundTruth:
         Deterministic: the same seed and model give the same values on every call. A model loaded
         from this truth's own URDF (:meth:`already_applied`) keeps its inertials.
         """
-        from dynid_ros.urdf_writer import urdf_link_inertia
+        from dynid_ros.robot.urdf_writer import urdf_link_inertia
 
         root = _urdf_root(model)
         rng = np.random.default_rng(self.seed)
@@ -206,7 +207,7 @@ class GroundTruth:
 
         A body is the moved link plus its rigidly attached links; only the moved link is perturbed.
         """
-        from dynid_ros.urdf_writer import urdf_link_inertia
+        from dynid_ros.robot.urdf_writer import urdf_link_inertia
 
         root = _urdf_root(model)
         pm = model.pin_model
@@ -226,7 +227,7 @@ class GroundTruth:
     # Outputs
 
     def parameter_vector(self, model: RobotModel, layout: ParameterLayout) -> np.ndarray:
-        """The TRUE parameter vector in ``layout`` (:mod:`dynid_ros.parameters`): perturbed links
+        """The TRUE parameter vector in ``layout`` (:mod:`dynid_ros.robot.parameters`): perturbed links
         about their joint frames, then per joint ``fv``, ``fc``, ``fo`` (= sensor bias), ``Ia``."""
         if tuple(layout.joints) != tuple(model.joints):
             raise ConfigError(f"layout joints {list(layout.joints)} differ from the model's {list(model.joints)}")
@@ -246,7 +247,7 @@ class GroundTruth:
 
         Armature and sensor terms have no URDF element; pass this GroundTruth to the simulator.
         """
-        from dynid_ros.urdf_writer import write_identified_urdf
+        from dynid_ros.robot.urdf_writer import write_identified_urdf
 
         path = Path(path)
         layout = model.layout_for(("viscous", "coulomb"), armature=False)

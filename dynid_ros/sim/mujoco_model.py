@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from dynid_ros.errors import ModelError, SimulationError
-from dynid_ros.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
+from dynid_ros.robot.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
 
 GRAVITY = (0.0, 0.0, -9.81)
 

@@ -25,9 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.errors import SimulationError
-from dynid_ros.joint_states import JointStateSeries
-from dynid_ros.model import RobotModel, load_model
+from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.sim.controller import Gains, TrackingController
 from dynid_ros.sim.ground_truth import GroundTruth
 from dynid_ros.sim.mujoco_model import build_mujoco_model
@@ -60,7 +60,7 @@ class Simulator:
         xacro_args: ``name:=value`` arguments of a ``.urdf.xacro``.
 
     Attributes:
-        model: the nominal :class:`~dynid_ros.model.RobotModel` of the driven joints.
+        model: the nominal :class:`~dynid_ros.robot.model.RobotModel` of the driven joints.
         truth: the :class:`GroundTruth` in use.
         truth_urdf: text of the truth URDF that MuJoCo simulates.
     """

@@ -1,0 +1,52 @@
+"""``dynid bag``: inspect a rosbag2 (``info``) or make a bag whose recorder died readable (``repair``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+NAME = "bag"
+HELP = "inspect or repair a rosbag2 (info, repair)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="bag_command", metavar="SUBCOMMAND", required=True,
+                                parser_class=type(parser))
+    info = sub.add_parser("info", help="topics, message counts and duration", description="topics, message "
+                          "counts and duration of a rosbag2 directory or .mcap/.db3 file")
+    info.add_argument("path", help="bag directory or file")
+    info.add_argument("--json", action="store_true", help="print JSON")
+    repair = sub.add_parser("repair", help="make a bag whose recorder was killed readable (like ros2 bag reindex)",
+                            description="recover the readable messages of a bag whose recorder was killed: "
+                                        "regenerate metadata.yaml (sqlite3) or rewrite the file up to the first "
+                                        "damaged record (mcap)")
+    repair.add_argument("path", help="bag directory")
+    repair.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dynid_ros.data.bag_io import bag_info, repair_bag
+
+    if args.bag_command == "info":
+        info = bag_info(args.path)
+        if args.json:
+            print(json.dumps(info, indent=2))
+            return 0
+        print(f"bag:      {info['path']} ({info['storage']})")
+        print(f"duration: {info['duration_s']:.3f} s" + (f" from {info['start_s']:.9f} s" if info["start_s"] else ""))
+        print(f"messages: {info['message_count']}")
+        for topic, msgtype in sorted(info["topics"].items()):
+            print(f"  {topic}  {msgtype}  {info['messages'].get(topic, 0)}")
+        return 0
+    report = repair_bag(args.path)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{report['path']} ({report['storage']}): {report['action']}")
+    print(f"recovered {report['message_count']} message(s)"
+          + (f", discarded {report['discarded_bytes']} damaged byte(s)" if report["discarded_bytes"] else ""))
+    if report["damage"]:
+        print(f"reading stopped at: {report['damage']}")
+    for topic, count in sorted(report["messages"].items()):
+        print(f"  {topic}  {count}")
+    return 0

@@ -1,0 +1,55 @@
+"""``dynid excite``: optimize an excitation trajectory within the robot's limits and write it to YAML."""
+
+from __future__ import annotations
+
+import argparse
+
+from dynid_ros.cli.common import add_robot_arguments
+from dynid_ros.robot.config import config_section
+
+NAME = "excite"
+HELP = "optimize a safe, exciting Fourier trajectory (minimum condition number within the joint limits)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_robot_arguments(parser)
+    parser.add_argument("--config", default=None, help="robot config YAML (section 'excitation': limits, "
+                        "margins, frequency, harmonics)")
+    parser.add_argument("--harmonics", type=int, default=None, help="number of harmonics L (default 5)")
+    parser.add_argument("--frequency", type=float, default=None, metavar="HZ",
+                        help="fundamental frequency [Hz] (default 0.1; the period is 1 / HZ)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the random starts (default 0)")
+    parser.add_argument("--starts", type=int, default=None, help="number of seeded starts (default 8)")
+    parser.add_argument("--time-budget", type=float, default=None, metavar="S",
+                        help="wall-time budget [s]; the best feasible result so far is kept (default 120)")
+    parser.add_argument("--objective", choices=("cond", "logdet"), default=None,
+                        help="minimize the condition number (default) or maximize log det (D-optimality)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--out", required=True, help="trajectory file to write (YAML; an existing file is "
+                        "overwritten only when it is a trajectory file)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dynid_ros.data.output_paths import check_output_file
+    from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
+    from dynid_ros.robot.model import load_model
+
+    check_output_file(args.out, (args.urdf, args.dh, args.config))  # only a trajectory file is overwritten
+
+    section = config_section(args.config, "excitation")
+    options = ExcitationOptions.from_config(
+        section, harmonics=args.harmonics, frequency_hz=args.frequency, seed=args.seed, n_starts=args.starts,
+        time_budget_s=args.time_budget, objective=args.objective)
+    model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints, xacro_args=args.xacro_arg)
+    result = optimize_excitation(model, options, progress=not args.no_progress)
+    save_trajectory(args.out, result)
+    margins = result.info["margins"]
+    tightest = margins["tightest"].split(" of ")[0]
+    trajectory = result.trajectory
+    print(f"{trajectory.n_dof} joints, L = {trajectory.harmonics}, wf = {trajectory.wf:.4f} rad/s "
+          f"(period {trajectory.period:.2f} s); {result.info['starts']} start(s) in {result.info['time_s']:.1f} s")
+    print(f"condition number {result.condition_number:.2f} (base regressor, one period at 50 Hz, "
+          f"{result.info['n_base']} base parameters)")
+    print(f"tightest limit margin: {100 * margins[tightest]:.2f} % ({margins['tightest']}; checked at 1 kHz)")
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,38 @@
+"""``dynid validate``: predict torques with an identified model on (new) recorded data."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "validate"
+HELP = "compare an identified model's torque prediction with recorded effort"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--result", required=True, help="output directory of dynid identify")
+    parser.add_argument("--bag", required=True, help="rosbag2 with joint states (ideally not used to identify)")
+    parser.add_argument("--topic", default=None, help="JointState topic (default: the one used to identify)")
+    parser.add_argument("--start", type=float, default=None, help="window start, seconds from the first message")
+    parser.add_argument("--end", type=float, default=None, help="window end, seconds from the first message")
+    parser.add_argument("--report", required=True, help="report JSON to write (an existing file is overwritten only "
+                        "when it is a validation report)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dynid_ros.data.bag_io import read_joint_states
+    from dynid_ros.data.output_paths import check_output_file, is_validation_report
+    from dynid_ros.pipeline.results import load_parameters
+    from dynid_ros.pipeline.validate import validate, write_report
+
+    check_output_file(args.report, (args.result, args.bag), "--report", is_validation_report, "validation report")
+    parameters = load_parameters(Path(args.result))
+    topic = args.topic or parameters["options"].get("topic") or "/joint_states"
+    series = read_joint_states(args.bag, topic=topic)
+    result = validate(Path(args.result), series, args.start, args.end)
+    write_report(result, Path(args.report))
+    per_joint = ", ".join(f"{100 * e:.1f}" for e in result.relative_error_per_joint)
+    print(f"relative error {100 * result.relative_error:.2f} % over {result.t.size} samples "
+          f"(per joint %: {per_joint})")
+    print(f"wrote {args.report}")
+    return 0

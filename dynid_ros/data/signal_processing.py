@@ -1,0 +1,204 @@
+"""From recorded joint states to the data of the regression: q, q', q'', filtered and raw torque.
+
+``process`` resamples to a uniform grid (real stamps jitter: 0.7-8.8 ms steps on the Panda of
+Gaz et al. 2019), low-passes q and q' with a zero-phase Butterworth filter (forward-backward, so no
+phase lag between motion and torque), differentiates the filtered velocity by central
+differences, trims the filter transients at both ends and decimates. The kept samples are
+*recorded* samples (the recorded one nearest to each point of the decimated grid), so ``tau_raw``
+is the recorded effort itself, unfiltered and not interpolated: the reference of the relative
+error (Sousa & Cortesão 2014 eq. 84 and Table 8).
+
+Defaults were chosen on the real Panda run of Gaz et al. 2019: OLS on the base
+regressor of the first 70 %, relative error on the last 30 % against the raw torque (see
+``ProcessingOptions``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.errors import ConfigError, DataError
+
+VELOCITY_SOURCES = ("measured", "differentiate")
+PAD_PERIODS = 3.0
+"""Odd-extension padding of the forward-backward filter, in periods of the cutoff: with scipy's
+default (15 samples) the transients cost 0.3 points of held-out error on the Panda run."""
+
+
+def apply_effort_scale(series: JointStateSeries, scale: list[float] | tuple[float, ...] | np.ndarray
+                       ) -> JointStateSeries:
+    """Torque ``tau_j = k_j * effort_j`` per joint (motor current to torque, Pennese et al. 2021 eq. 2)."""
+    k = np.asarray(scale, dtype=float).reshape(-1)
+    if k.size != len(series.names):
+        raise ConfigError(f"--effort-scale has {k.size} value(s) for {len(series.names)} joints "
+                          f"({', '.join(series.names)})")
+    if not np.isfinite(k).all():
+        raise ConfigError(f"--effort-scale must be finite numbers, got {k.tolist()}")
+    if series.effort is None:
+        raise DataError("cannot scale the effort: the joint states have no effort")
+    return JointStateSeries(list(series.names), series.t, series.position, series.velocity, series.effort * k,
+                            dict(series.info))
+
+
+@dataclass(init=False)
+class ProcessingOptions:
+    """How joint states become regression data. Every field has a default; unknown keys raise ConfigError.
+
+    Defaults measured on the real Panda run (OLS on the first 70 %, relative error against the raw
+    torque on the last 30 %, decimation 100 Hz; ``python benchmarks/tune_processing.py``): cutoff
+    2 / 3 / 5 / 6 / 8 / 10 / 15 / 20 / 30 Hz gave 3.22 / 2.77 / 2.68 / 2.66 / 2.68 / 2.72 / 3.11 / 3.74 /
+    5.24 %. The measured velocity beats the differentiated position (6 Hz: 2.66 vs 2.78 %); decimation
+    to 100 / 200 Hz or none: 2.66 / 2.69 / 2.69 %; the torque cutoff and the order (2-6) change it by
+    < 0.02 points. 6 Hz passes motion up to ~3 Hz unchanged (gain > 0.999), above the band of usual
+    excitation trajectories (Gaz et al. 2019: 0.075 Hz fundamental, 5 harmonics).
+
+    Attributes:
+        rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.
+        cutoff_hz: Butterworth cutoff for q and q' [Hz].
+        order: Butterworth order (applied forward and backward: the effective order is twice this).
+        velocity_source: "measured" (the recorded velocity, filtered) or "differentiate" (the
+            derivative of the filtered position).
+        decimate_hz: rate of the regression samples [Hz]; None = keep every sample.
+        trim_s: seconds removed at both ends (filter transients).
+        tau_cutoff_hz: Butterworth cutoff of the torque used for the fit [Hz]; None = ``cutoff_hz``.
+        min_speed: rows of joint j at samples where ``|q'_j| < min_speed`` [rad/s or m/s] are left out of the
+            fit (not of the validation): while a joint sticks, Coulomb friction is not ``fc sign(q')``.
+    """
+
+    rate_hz: float | None = None
+    cutoff_hz: float = 6.0
+    order: int = 4
+    velocity_source: str = "measured"
+    decimate_hz: float | None = 100.0
+    trim_s: float = 0.1
+    tau_cutoff_hz: float | None = None
+    min_speed: float = 0.0
+
+    def __init__(self, **values: object) -> None:
+        names = [f.name for f in fields(self)]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown processing option(s) {', '.join(unknown)}; known: {', '.join(names)}")
+        for name in names:
+            setattr(self, name, values.get(name, getattr(type(self), name)))
+        self.check()
+
+    @classmethod
+    def from_dict(cls, values: dict | None) -> ProcessingOptions:
+        """Options from a config mapping (e.g. the ``processing:`` section)."""
+        return cls(**(values or {}))
+
+    def check(self) -> None:
+        """Raise ConfigError for invalid values (and normalise numbers)."""
+        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed"):
+            value = getattr(self, name)
+            if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError) as err:
+                raise ConfigError(f"processing option {name} must be a number, got {value!r}") from err
+            may_be_zero = name in ("trim_s", "min_speed")
+            if not np.isfinite(number) or number < 0 or (number == 0 and not may_be_zero):
+                raise ConfigError(f"processing option {name} must be {'>= 0' if may_be_zero else '> 0'}, "
+                                  f"got {value!r}")
+            setattr(self, name, number)
+        if isinstance(self.order, bool) or not isinstance(self.order, (int, np.integer)) or not 1 <= self.order <= 12:
+            raise ConfigError(f"processing option order must be an integer 1..12, got {self.order!r}")
+        self.order = int(self.order)
+        if self.velocity_source not in VELOCITY_SOURCES:
+            raise ConfigError(f"processing option velocity_source must be one of {', '.join(VELOCITY_SOURCES)}, "
+                              f"got {self.velocity_source!r}")
+
+
+@dataclass
+class ProcessedData:
+    """Regression data at N kept samples of n joints.
+
+    Attributes:
+        t: times of the kept samples [s], as in the input (N,).
+        q, dq, ddq: filtered position, velocity and acceleration (N, n).
+        tau: filtered effort, the fit target (N, n).
+        tau_raw: recorded effort at the same samples, unfiltered (N, n).
+        rate_hz: rate of the uniform grid the filters ran at.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+    tau_raw: np.ndarray
+    rate_hz: float
+
+
+def resample(t: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Linear interpolation of the columns of ``values`` (N, n) at times ``grid`` (M,), vectorized."""
+    index = np.clip(np.searchsorted(t, grid, side="right") - 1, 0, t.size - 2)
+    weight = ((grid - t[index]) / (t[index + 1] - t[index]))[:, None]
+    return values[index] * (1.0 - weight) + values[index + 1] * weight
+
+
+def _lowpass(values: np.ndarray, cutoff_hz: float, order: int, rate_hz: float) -> np.ndarray:
+    import scipy.signal
+
+    if cutoff_hz >= 0.5 * rate_hz:
+        raise ConfigError(f"cutoff {cutoff_hz:g} Hz must be below half the sampling rate ({0.5 * rate_hz:g} Hz)")
+    sos = scipy.signal.butter(order, cutoff_hz, fs=rate_hz, output="sos")
+    padlen = min(values.shape[0] - 1, int(np.ceil(PAD_PERIODS * rate_hz / cutoff_hz)))
+    return scipy.signal.sosfiltfilt(sos, values, axis=0, padlen=padlen)
+
+
+def min_samples(order: int) -> int:
+    """Fewest uniform samples ``sosfiltfilt`` needs for a Butterworth filter of ``order``."""
+    sections = (order + 1) // 2
+    return 3 * (2 * sections + 1) + 1
+
+
+def process(series: JointStateSeries, options: ProcessingOptions | None = None) -> ProcessedData:
+    """Filtered q, q', q'' and torque at recorded samples, for the regression (module docstring)."""
+    options = options or ProcessingOptions()
+    if series.effort is None:
+        raise DataError("the joint states have no effort (torque)")
+    if options.velocity_source == "measured" and series.velocity is None:
+        raise DataError("the joint states have no velocity; use processing option velocity_source: differentiate")
+    t = np.asarray(series.t, dtype=float)
+    if t.size < 2 or not np.all(np.diff(t) > 0):
+        raise DataError("sample times must be strictly increasing (at least 2 samples)")
+    rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
+    n_grid = int(np.floor((t[-1] - t[0]) * rate + 1e-9)) + 1
+    needed = max(min_samples(options.order), int(np.ceil(2 * options.trim_s * rate)) + 3)
+    if n_grid < needed:
+        raise DataError(f"too few samples to filter: {n_grid} at {rate:.1f} Hz ({t[-1] - t[0]:.3f} s), need at least "
+                        f"{needed} (order {options.order}, trim {options.trim_s:g} s at both ends)")
+    grid = t[0] + np.arange(n_grid) / rate
+    # q, dq, effort on the uniform grid, then filtered there
+    stacked = [series.position, series.effort] + ([series.velocity] if options.velocity_source == "measured" else [])
+    uniform = resample(t, np.hstack(stacked), grid)
+    n = series.position.shape[1]
+    q = _lowpass(uniform[:, :n], options.cutoff_hz, options.order, rate)
+    tau = _lowpass(uniform[:, n:2 * n], options.tau_cutoff_hz or options.cutoff_hz, options.order, rate)
+    if options.velocity_source == "measured":
+        dq = _lowpass(uniform[:, 2 * n:], options.cutoff_hz, options.order, rate)
+    else:
+        dq = np.gradient(q, 1.0 / rate, axis=0)
+    ddq = np.gradient(dq, 1.0 / rate, axis=0)
+    # kept samples: recorded samples nearest to the decimated grid inside the trimmed window
+    step = 1.0 / (options.decimate_hz or rate)
+    first, last = grid[0] + options.trim_s, grid[-1] - options.trim_s
+    targets = np.arange(first, last + 1e-12, step) if options.decimate_hz else t[(t >= first) & (t <= last)]
+    nearest = np.clip(np.searchsorted(t, targets), 1, t.size - 1)
+    nearest -= (targets - t[nearest - 1]) < (t[nearest] - targets)
+    keep = np.unique(nearest)
+    keep = keep[(t[keep] >= first) & (t[keep] <= last)]
+    if keep.size < 2:
+        raise DataError(f"too few samples left after trimming {options.trim_s:g} s at both ends: {keep.size}")
+    t_keep = t[keep]
+    at = np.hstack([q, dq, ddq, tau])
+    values = resample(grid, at, t_keep)
+    return ProcessedData(t=t_keep, q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
+                         tau=values[:, 3 * n:], tau_raw=np.asarray(series.effort, dtype=float)[keep].copy(),
+                         rate_hz=float(rate))

@@ -1,0 +1,341 @@
+"""Physical feasibility of inertial parameters as LMIs, and the base-parameter tests BPFT and BPFC.
+
+Consistency levels, per link (parameters in the order of :mod:`dynid_ros.robot.parameters`):
+
+``physical``
+    Sousa & Cortesão 2014 eq. 17: ``[[L, S(l)^T], [S(l), m 1]] >= eps 1`` (6x6), with ``L`` the inertia about
+    the link-frame origin and ``l = m c``. Equivalent to ``m > 0`` and inertia about the CoM
+    positive definite (Sousa & Cortesão 2014 eq. 11); it does not imply the triangle inequality.
+``full``
+    Full physical consistency (Traversaro et al. 2016 Definition 2: some non-negative density produces the
+    parameters) as the 4x4 pseudo-inertia LMI ``J = [[0.5 tr(L) 1 - L, l], [l^T, m]] >= eps 1``.
+    ``J`` is the matrix of second moments of the density, so ``J >= 0`` holds exactly for
+    physical bodies; it implies ``physical`` and the triangle inequality of Traversaro et al. 2016 eq. 16.
+
+The strict LMI is replaced by the non-strict one with a margin ``eps`` (Sousa & Cortesão 2014 eq. 21). The
+margin applies to the link matrix after an optional congruence by
+``diag(1/(sqrt(M) l_s) 1, 1/sqrt(M))`` (``M``: mass scale, ``l_s``: length scale of the link),
+which leaves feasibility unchanged and makes the margin relative when scales are given
+(``scales=None``: the matrix itself, as in Sousa & Cortesão 2014).
+
+Extra bounds (Sousa & Cortesão 2014 eq. 25, 26, 28) come from
+:class:`dynid_ros.dynamics.bounds.Bounds`. Problems are built with
+cvxpy and solved with Clarabel (default) or SCS; the solver status is always returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dynid_ros.dynamics.bounds import Bounds
+from dynid_ros.errors import ConfigError, EstimationError
+from dynid_ros.robot.parameters import ParameterLayout, inertia_matrix
+
+CONSISTENCIES: tuple[str, ...] = ("physical", "full")
+SOLVERS: dict[str, str] = {"clarabel": "CLARABEL", "scs": "SCS"}
+DEFAULT_EPS = 1e-6
+"""LMI margin of Sousa & Cortesão 2014 (section 5: ``epsilon = 1e-6``)."""
+
+SOLVED = ("optimal", "optimal_inaccurate")
+"""cvxpy statuses with a solution."""
+
+JOINT_TERM_TOLERANCE = 1e-8
+"""Friction and armature at least ``-JOINT_TERM_TOLERANCE`` (SI units) count as non-negative: a solver's zero."""
+
+RETRY_SCALES = (1.0, 0.01)
+"""Objective scales tried, in order, with the requested solver before the other solver."""
+
+
+# --------------------------------------------------------------------------------------------
+# The link matrices as linear maps of the ten parameters
+
+
+def _basis(consistency: str) -> np.ndarray:
+    """``B`` with ``vec(M(p)) = B @ p`` (row-major vec) for the link matrix of ``consistency``."""
+    check_consistency(consistency)
+    size = 6 if consistency == "physical" else 4
+    basis = np.zeros((size * size, 10))
+    for i in range(10):
+        p = np.zeros(10)
+        p[i] = 1.0
+        basis[:, i] = link_matrix(p, consistency).reshape(-1)
+    return basis
+
+
+def link_matrix(link_parameters: np.ndarray, consistency: str) -> np.ndarray:
+    """The 6x6 matrix of Sousa & Cortesão 2014 eq. 17 (``physical``) or the 4x4 pseudo-inertia (``full``)."""
+    p = np.asarray(link_parameters, dtype=float)
+    m, first, inertia = p[0], p[1:4], inertia_matrix(p)
+    if consistency == "physical":
+        x, y, z = first
+        s = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+        return np.block([[inertia, s.T], [s, m * np.eye(3)]])
+    if consistency == "full":
+        sigma = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+        return np.block([[sigma, first[:, None]], [first[None, :], np.array([[m]])]])
+    raise ConfigError(f"consistency must be one of {', '.join(CONSISTENCIES)}, not {consistency!r}")
+
+
+def _congruence(consistency: str, mass: float, length: float) -> np.ndarray:
+    """Diagonal of the congruence that makes a link matrix dimensionless (see module docstring)."""
+    a, b = 1.0 / (np.sqrt(mass) * length), 1.0 / np.sqrt(mass)
+    return np.array([a, a, a, b, b, b]) if consistency == "physical" else np.array([a, a, a, b])
+
+
+def scaled_basis(consistency: str, mass: float = 1.0, length: float = 1.0) -> np.ndarray:
+    """Basis of the congruence-scaled link matrix ``T M(p) T`` (``T`` from mass and length scales)."""
+    d = _congruence(consistency, mass, length)
+    return np.outer(d, d).reshape(-1, 1) * _basis(consistency)
+
+
+def check_consistency(consistency: str) -> None:
+    if consistency not in CONSISTENCIES:
+        raise ConfigError(f"consistency must be one of {', '.join(CONSISTENCIES)}, not {consistency!r}")
+
+
+def link_scales(prior: np.ndarray | None, layout: ParameterLayout) -> np.ndarray:
+    """(n_links, 2) mass and length scales per link: from the prior when given, else ones.
+
+    Mass: the prior mass (at least 1 % of the heaviest link, and 1 g); length: the prior's
+    radius of gyration about the joint origin, ``sqrt(tr(J_3x3) / m)``, at least 1 cm.
+    """
+    n_links = len(layout.links)
+    scales = np.ones((n_links, 2))
+    if prior is None:
+        return scales
+    prior = np.asarray(prior, dtype=float)
+    masses = np.array([prior[layout.link_slice(k)][0] for k in range(n_links)])
+    floor = max(1e-3, 0.01 * float(np.max(masses, initial=0.0)))
+    for k in range(n_links):
+        p = prior[layout.link_slice(k)]
+        mass = max(float(p[0]), floor)
+        second = max(0.5 * float(np.trace(inertia_matrix(p))), 0.0)  # tr of the 3x3 block of J
+        scales[k] = mass, max(np.sqrt(second / mass), 0.01)
+    return scales
+
+
+def parameter_scales(layout: ParameterLayout, scales: np.ndarray) -> np.ndarray:
+    """A natural size of each parameter: ``M``, ``M l_s``, ``M l_s^2`` per link; 1 for joint terms."""
+    out = np.ones(layout.n_parameters)
+    for k in range(len(layout.links)):
+        mass, length = scales[k]
+        out[layout.link_slice(k)] = [mass] + [mass * length] * 3 + [mass * length**2] * 6
+    for symbol in ("Ia",):
+        for j, index in enumerate(layout.indices(symbol)):
+            mass, length = scales[min(j, len(scales) - 1)]
+            out[index] = mass * length**2
+    return out
+
+
+def link_matrix_expressions(delta, layout: ParameterLayout, consistency: str, scales: np.ndarray | None = None,
+                            attached: np.ndarray | None = None) -> list:
+    """cvxpy expressions ``T_k M_k(delta_k - attached_k) T_k`` of every link (see module docstring).
+
+    ``delta`` is a cvxpy affine expression of size ``layout.n_parameters``; ``attached`` (same
+    layout, optional) holds the known parameters of parts rigidly attached to each link.
+    """
+    import cvxpy as cp
+
+    check_consistency(consistency)
+    scales = np.ones((len(layout.links), 2)) if scales is None else scales
+    size = 6 if consistency == "physical" else 4
+    out = []
+    for k in range(len(layout.links)):
+        basis = scaled_basis(consistency, *scales[k])
+        shift = 0.0 if attached is None else basis @ np.asarray(attached, dtype=float)[layout.link_slice(k)]
+        out.append(cp.reshape(basis @ delta[layout.link_slice(k)] - shift, (size, size), order="C"))
+    return out
+
+
+def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float, scales: np.ndarray | None = None,
+                    attached: np.ndarray | None = None) -> list:
+    """cvxpy constraints ``T_k M_k(delta_k - attached_k) T_k >= eps 1`` for every link
+    (Sousa & Cortesão 2014 eq. 20-23)."""
+    return [matrix >> eps * np.eye(matrix.shape[0])
+            for matrix in link_matrix_expressions(delta, layout, consistency, scales, attached)]
+
+
+def scaled_link_matrix(link_parameters: np.ndarray, consistency: str, mass: float = 1.0,
+                       length: float = 1.0) -> np.ndarray:
+    """``T M(p) T`` as a numeric matrix."""
+    size = 6 if consistency == "physical" else 4
+    return (scaled_basis(consistency, mass, length) @ np.asarray(link_parameters, dtype=float)).reshape(size, size)
+
+
+# --------------------------------------------------------------------------------------------
+# Numeric check
+
+
+def min_eigenvalues(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full",
+                    attached: np.ndarray | None = None) -> np.ndarray:
+    """Smallest eigenvalue of each link matrix (Sousa & Cortesão 2014 eq. 17, or the pseudo-inertia) of
+    ``delta - attached``."""
+    check_consistency(consistency)
+    delta = np.asarray(delta, dtype=float)
+    if attached is not None:
+        delta = delta - np.asarray(attached, dtype=float)
+    return np.array([np.linalg.eigvalsh(link_matrix(delta[layout.link_slice(k)], consistency))[0]
+                     for k in range(len(layout.links))])
+
+
+def is_feasible(delta: np.ndarray, layout: ParameterLayout, consistency: str = "full", tol: float = 0.0,
+                attached: np.ndarray | None = None, joint_tol: float = JOINT_TERM_TOLERANCE) -> bool:
+    """True when every link matrix (of ``delta - attached``: the links without their known attached
+    parts) has all eigenvalues ``> -tol`` (default: positive definite) and viscous friction, Coulomb
+    friction and armature are ``>= -max(tol, joint_tol)`` (a solver's zero)."""
+    delta = np.asarray(delta, dtype=float)
+    if not np.all(np.isfinite(delta)):
+        return False
+    if np.any(min_eigenvalues(delta, layout, consistency, attached) <= -tol):
+        return False
+    nonnegative = [i for s in ("fv", "fc", "Ia") for i in layout.indices(s)]
+    return bool(np.all(delta[nonnegative] >= -max(tol, joint_tol))) if nonnegative else True
+
+
+# --------------------------------------------------------------------------------------------
+# Solving
+
+
+def solve(problem, solver: str) -> tuple[str, float]:
+    """Solve a cvxpy problem with a named solver; returns ``(status, solve seconds)``."""
+    import warnings
+
+    import cvxpy as cp
+
+    name = solver_name(solver)
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():  # an inaccurate solution is reported through the status
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            if name == "SCS":
+                problem.solve(solver=name, eps_abs=1e-6, eps_rel=1e-6, max_iters=50_000)
+            else:
+                problem.solve(solver=name)
+    except cp.error.SolverError as err:
+        return f"solver_error: {str(err).strip().splitlines()[0]}", time.perf_counter() - start
+    except (cp.error.DCPError, ValueError) as err:  # a bug in the problem, not in the data
+        raise EstimationError(f"{solver}: invalid problem: {err}") from err
+    return str(problem.status), time.perf_counter() - start
+
+
+def solve_until_optimal(problem: Callable[[float], object], solver: str, variable
+                        ) -> tuple[str | None, float, dict[str, str]]:
+    """Solve ``problem(scale)`` (a cvxpy problem with its objective times ``scale``) until a status is
+    ``optimal``: each of ``RETRY_SCALES`` with ``solver``, then the other solver. Returns the status of
+    the attempt kept (an ``optimal`` one, else the first ``optimal_inaccurate``, else None), the total
+    solve time and every attempt's status; ``variable`` holds the kept attempt's value."""
+    other = next(name for name in SOLVERS if name != str(solver).lower())
+    attempts: dict[str, str] = {}
+    kept: tuple[str, np.ndarray] | None = None
+    total = 0.0
+    plan = [(str(solver).lower(), scale) for scale in RETRY_SCALES] + [(other, 1.0)]
+    for name, scale in plan:
+        status, seconds = solve(problem(scale), name)
+        total += seconds
+        attempts[f"{name} x{scale:g}"] = status
+        if status == "optimal":
+            return status, total, attempts
+        if status in SOLVED and kept is None and variable.value is not None:
+            kept = (status, np.array(variable.value))
+    if kept is None:
+        return None, total, attempts
+    variable.value = kept[1]
+    return kept[0], total, attempts
+
+
+def solver_name(solver: str) -> str:
+    """cvxpy solver name of ``clarabel`` or ``scs``; ConfigError otherwise."""
+    key = str(solver).lower()
+    if key not in SOLVERS:
+        raise ConfigError(f"solver must be one of {', '.join(SOLVERS)}, not {solver!r}")
+    return SOLVERS[key]
+
+
+def default_layout(n_parameters: int) -> ParameterLayout:
+    """Consecutive links of ten parameters and no joint terms (how Sousa & Cortesão 2014 Table 1 is posed)."""
+    if n_parameters % 10:
+        raise ConfigError(f"K has {n_parameters} columns; without a layout it must be links of 10 parameters")
+    n = n_parameters // 10
+    return ParameterLayout(tuple(f"joint{k + 1}" for k in range(n)), tuple(f"link{k + 1}" for k in range(n)),
+                           friction=(), armature=False)
+
+
+def _inputs(K: np.ndarray, beta: np.ndarray, layout: ParameterLayout | None
+            ) -> tuple[np.ndarray, np.ndarray, ParameterLayout]:
+    K = np.atleast_2d(np.asarray(K, dtype=float))
+    beta = np.asarray(beta, dtype=float).reshape(-1)
+    layout = layout or default_layout(K.shape[1])
+    if K.shape != (beta.size, layout.n_parameters):
+        raise ConfigError(f"K is {K.shape[0]}x{K.shape[1]} but beta has {beta.size} entries and the layout "
+                          f"{layout.n_parameters} parameters")
+    if not np.all(np.isfinite(beta)):
+        raise EstimationError("beta has non-finite entries")
+    return K, beta, layout
+
+
+@dataclass
+class FeasibilityTest:
+    """Result of :func:`bpft`: ``delta`` is a feasible parameter vector with ``K delta = beta``, or None."""
+
+    feasible: bool
+    delta: np.ndarray | None
+    status: str
+    solve_time: float
+
+
+@dataclass
+class FeasibilityCorrection:
+    """Result of :func:`bpfc`: the feasible ``beta`` closest to the input and its ``distance``."""
+
+    beta: np.ndarray | None
+    distance: float
+    delta: np.ndarray | None
+    status: str
+    solve_time: float
+
+
+def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
+         layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
+         attached: np.ndarray | None = None) -> FeasibilityTest:
+    """Base Parameter Feasibility Test (Sousa & Cortesão 2014 eq. 51): is there ``delta`` with ``K delta = beta``
+    and every link LMI ``>= eps`` (plus ``bounds``)? Posed on ``delta`` directly (Sousa & Cortesão 2014 section 4.5).
+    ``attached``: known parameters of parts fixed to each link; the LMI then holds for the link alone."""
+    import cvxpy as cp
+
+    K, beta, layout = _inputs(K, beta, layout)
+    solver_name(solver)
+    delta = cp.Variable(layout.n_parameters)
+    bounds = bounds or Bounds()
+    constraints = [K @ delta == beta, *lmi_constraints(delta, layout, consistency, eps, attached=attached),
+                   *bounds.constraints(delta, layout)]
+    problem = cp.Problem(cp.Minimize(0), constraints)
+    status, seconds = solve(problem, solver)
+    feasible = status in SOLVED
+    return FeasibilityTest(feasible, np.array(delta.value) if feasible else None, status, seconds)
+
+
+def bpfc(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
+         layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
+         attached: np.ndarray | None = None) -> FeasibilityCorrection:
+    """Base Parameter Feasibility Correction (Sousa & Cortesão 2014 eq. 55): the feasible ``beta'`` closest to
+    ``beta`` in the Euclidean norm of base-parameter space; ``distance = ||beta' - beta||``
+    (``sqrt(u')`` of Sousa & Cortesão 2014 Table 1). ``attached`` as in :func:`bpft`."""
+    import cvxpy as cp
+
+    K, beta, layout = _inputs(K, beta, layout)
+    solver_name(solver)
+    delta = cp.Variable(layout.n_parameters)
+    bounds = bounds or Bounds()
+    constraints = [*lmi_constraints(delta, layout, consistency, eps, attached=attached),
+                   *bounds.constraints(delta, layout)]
+    status, seconds, attempts = solve_until_optimal(
+        lambda scale: cp.Problem(cp.Minimize(scale * cp.norm(K @ delta - beta, 2)), constraints), solver, delta)
+    if status is None:
+        return FeasibilityCorrection(None, float("nan"), None, next(iter(attempts.values())), seconds)
+    value = np.array(delta.value)
+    corrected = K @ value
+    return FeasibilityCorrection(corrected, float(np.linalg.norm(corrected - beta)), value, status, seconds)

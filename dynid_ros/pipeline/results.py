@@ -1,0 +1,199 @@
+"""The result directory of an identification: ``identified.urdf``, ``parameters.yaml``, ``report.json``.
+
+Written atomically: everything goes into a temporary sibling directory that replaces
+``--out`` only when complete, so a failure never leaves a half-written result. An existing ``--out``
+is replaced only when it is dynid's own earlier result (:mod:`dynid_ros.data.output_paths`).
+
+``report.json`` keys: ``relative_error`` (||tau - tau_hat|| / ||tau|| over all joints and samples
+of the window, Sousa & Cortesão 2014 eq. 84, against the recorded effort), ``relative_error_per_joint``,
+``feasible``, ``n_base``, ``method``, ``solver_status``, ``timings_s`` (per stage), and more.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from dynid_ros import __version__
+from dynid_ros.data.output_paths import RESULT, check_output, mark
+from dynid_ros.errors import DataError, EstimationError
+from dynid_ros.pipeline.identify import IdentificationResult
+from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, inertia_about_com
+
+PARAMETERS_FILE = "parameters.yaml"
+URDF_FILE = "identified.urdf"
+REPORT_FILE = "report.json"
+
+
+def atomic_directory(out: Path, fill: Callable[[Path], None], kind: str = RESULT,
+                     inputs: Iterable[str | Path | None] = ()) -> None:
+    """Create ``out`` with the files ``fill(tmp_dir)`` writes and the marker of ``kind``, all or nothing.
+
+    An existing ``out`` is replaced only when it is dynid's own output of ``kind``
+    (:func:`dynid_ros.data.output_paths.check_output`, which also keeps ``out`` clear of ``inputs``).
+    """
+    out = Path(out)
+    check_output(out, kind, inputs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        fill(tmp)
+        mark(tmp, kind)
+        if out.exists():
+            check_output(out, kind)  # still ours
+            holder = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            out.rename(holder / out.name)
+            tmp.rename(out)
+            shutil.rmtree(holder, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def report_dict(result: IdentificationResult) -> dict:
+    """The ``report.json`` content of an identification."""
+    masses = [float(result.delta[result.layout.link_slice(k)][0]) for k in range(len(result.layout.links))]
+    return {
+        "relative_error": result.relative_error,
+        "relative_error_per_joint": result.relative_error_per_joint,
+        "feasible": result.feasible,
+        "n_base": result.base.n_base,
+        "n_parameters": result.layout.n_parameters,
+        "method": result.options.method,
+        "consistency": result.options.consistency,
+        "solver": result.options.solver,
+        "solver_status": result.solver_status,
+        "timings_s": result.timings_s,
+        "n_samples": result.n_samples,
+        "joints": list(result.layout.joints),
+        "link_masses": dict(zip(result.layout.links, masses)),
+        "total_mass": float(sum(masses)),
+        "window": {"start": result.options.start, "end": result.options.end},
+        "not_identified": result.not_identified,
+        "link_realism": result.realism,
+        "residual_inflation": result.residual_inflation,
+        "warnings": result.warnings,
+        **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
+           if result.friction_sigmoid is not None else {}),
+        "dynid_ros_version": __version__,
+    }
+
+
+def parameters_dict(result: IdentificationResult) -> dict:
+    """The ``parameters.yaml`` content: every parameter, the base parameters and metadata."""
+    layout, delta = result.layout, result.delta
+    links = {}
+    for k, link in enumerate(layout.links):
+        params = delta[layout.link_slice(k)]
+        mass, com, i_com = inertia_about_com(params)
+        links[link] = {
+            "mass": float(mass),
+            "com": [float(c) for c in com],
+            "inertia_com": {"ixx": float(i_com[0, 0]), "ixy": float(i_com[0, 1]), "ixz": float(i_com[0, 2]),
+                            "iyy": float(i_com[1, 1]), "iyz": float(i_com[1, 2]), "izz": float(i_com[2, 2])},
+            "parameters": dict(zip(LINK_PARAMETER_NAMES, (float(v) for v in params))),
+        }
+        if result.delta_std is not None:  # posterior of the MAP estimate (dynid_ros.estimation.estimators)
+            links[link]["mass_rel_std_percent"] = _finite(100.0 * result.delta_std[layout.link_slice(k)][0] / mass)
+    joints = {joint: {t: float(delta[layout.joint_index(j, t)]) for t in layout.joint_terms}
+              for j, joint in enumerate(layout.joints)}
+    kept = {m["name"] for m in result.not_identified}
+    if result.friction_sigmoid is not None:  # Gaz et al. 2019 eq. 25
+        from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
+
+        for joint, phi in sigmoid_dict(result.friction_sigmoid, layout.joints).items():
+            joints[joint]["sigmoid"] = phi
+    base = [{"name": f"beta{i + 1}", "expression": expr, "value": float(result.beta[i]),
+             "rel_std_percent": _finite(result.beta_rel_std[i]), "identified": f"beta{i + 1}" not in kept}
+            for i, expr in enumerate(result.base.expressions)]
+    model = result.model
+    source = model.urdf_path or getattr(model, "source", None)
+    return {
+        "dynid_ros_version": __version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "convention": "link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame "
+                      "(dynid_ros.robot.parameters); inertia_com is about the CoM",
+        "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
+                  "links": list(layout.links), "locked": list(model.locked), "following": model.following()},
+        "options": {"method": result.options.method, "consistency": result.options.consistency,
+                    "solver": result.options.solver, "friction": list(layout.friction),
+                    "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
+                    "start": result.options.start, "end": result.options.end,
+                    "effort_scale": result.options.effort_scale, "bounds": result.options.bounds,
+                    "prior_tolerance": result.options.prior_tolerance, "strict": result.options.strict,
+                    "pbpr": result.options.pbpr},
+        "processing": result.processing,
+        "links": links,
+        "joints": joints,
+        "base_parameters": base,
+        "parameter_vector": {"names": layout.names, "values": [float(v) for v in delta],
+                             "nominal": [float(v) for v in result.nominal],
+                             "std": None if result.delta_std is None else [float(v) for v in result.delta_std]},
+        "not_identified": result.not_identified,
+    }
+
+
+def _finite(value: float) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str | Path | None] = ()) -> list[str]:
+    """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
+    ``report.json`` into ``out``, atomically; ``out`` must be new or an earlier result, clear of
+    ``inputs`` (the bag, the URDF). Returns warnings."""
+    from dynid_ros.robot.urdf_writer import write_identified_urdf
+
+    warnings: list[str] = []
+
+    def fill(tmp: Path) -> None:
+        if result.model.urdf_xml is not None:
+            warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
+            if result.feasible:
+                check_written_urdf(result, tmp / URDF_FILE)
+        result.warnings.extend(warnings)
+        (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
+        (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
+
+    atomic_directory(out, fill, RESULT, inputs)
+    return warnings
+
+
+def check_written_urdf(result: IdentificationResult, path: Path) -> None:
+    """Raise EstimationError unless the URDF at ``path``, read back, is physically consistent (the result's
+    consistency level, every identified link without its attached parts): ``feasible`` is a claim about
+    the file a user loads, not only about the estimate."""
+    from dynid_ros.dynamics.feasibility import min_eigenvalues
+    from dynid_ros.robot.model import load_model, nominal_parameters
+    from dynid_ros.robot.urdf_writer import attached_parameters
+
+    model = load_model(urdf=path, joints=list(result.layout.joints))
+    layout = model.layout_for(result.layout.friction, result.layout.armature)
+    lowest = min_eigenvalues(nominal_parameters(model, layout), layout, result.options.consistency,
+                             attached_parameters(model, layout))
+    bad = [f"{link} ({value:.3g})" for link, value in zip(layout.links, lowest) if value <= 0]
+    if bad:
+        raise EstimationError(f"the identified URDF fails the {result.options.consistency} consistency check "
+                              f"(smallest eigenvalue of link {', '.join(bad)}); nothing written")
+
+
+def load_parameters(result_dir: Path) -> dict:
+    """Read ``parameters.yaml`` of a result directory."""
+    path = Path(result_dir) / PARAMETERS_FILE
+    if not path.is_file():
+        raise DataError(f"{result_dir}: not an identification result (no {PARAMETERS_FILE})")
+    try:
+        content = yaml.safe_load(path.read_text())
+        content["parameter_vector"]["values"]
+    except (yaml.YAMLError, KeyError, TypeError) as err:
+        raise DataError(f"{path}: unreadable parameters file: {err}") from err
+    return content

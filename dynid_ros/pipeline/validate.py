@@ -1,0 +1,113 @@
+"""Validation of an identified model on recorded data (``dynid validate``).
+
+The prediction uses the processed motion (filtered q, q', q'') with the same processing
+options as the identification; the reference is the recorded effort, unfiltered (Sousa & Cortesão 2014
+Table 8), so filtering cannot flatter the model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.dynamics.regressor import torques
+from dynid_ros.errors import DataError
+from dynid_ros.pipeline.identify import IdentificationOptions, StageTimer, prepare_series, relative_error
+from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
+from dynid_ros.robot.model import RobotModel, load_model
+from dynid_ros.robot.parameters import ParameterLayout
+
+if TYPE_CHECKING:
+    from dynid_ros.data.signal_processing import ProcessedData
+
+
+@dataclass
+class ValidationResult:
+    """Measured vs predicted torque on a validation window."""
+
+    joints: list[str]
+    t: np.ndarray
+    tau: np.ndarray
+    tau_hat: np.ndarray
+    relative_error: float
+    relative_error_per_joint: list[float]
+    timings_s: dict[str, float]
+
+    def report(self) -> dict:
+        return {"relative_error": self.relative_error, "relative_error_per_joint": self.relative_error_per_joint,
+                "joints": self.joints, "n_samples": int(self.t.size), "timings_s": self.timings_s,
+                "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}
+
+
+def load_result_model(result_dir: Path, parameters: dict) -> RobotModel:
+    """The identified robot of a result directory (its URDF, or the DH file it came from)."""
+    joints = parameters["robot"]["joints"]
+    urdf = Path(result_dir) / URDF_FILE
+    if urdf.is_file():
+        return load_model(urdf=urdf, joints=joints)
+    source = parameters["robot"].get("source")
+    if source and Path(source).is_file():
+        return load_model(dh=source, joints=joints)
+    raise DataError(f"{result_dir}: no {URDF_FILE} and the source description {source} is not available")
+
+
+def validate(result_dir: Path, series: JointStateSeries, start: float | None = None,
+             end: float | None = None) -> ValidationResult:
+    """Predict torques with the identified parameters of ``result_dir`` and compare with the recorded effort."""
+    timer = StageTimer()
+    with timer.stage("load"):
+        parameters = load_parameters(result_dir)
+        model = load_result_model(result_dir, parameters)
+        opts = parameters["options"]
+        options = IdentificationOptions(friction=tuple(opts["friction"]), armature=bool(opts["armature"]),
+                                        start=start, end=end, effort_scale=opts.get("effort_scale"))
+        layout = model.layout_for(options.friction, options.armature)
+        delta = np.asarray(parameters["parameter_vector"]["values"], dtype=float)
+        if delta.size != layout.n_parameters:
+            raise DataError(f"{result_dir}: {delta.size} parameters in {PARAMETERS_FILE} but the model needs "
+                            f"{layout.n_parameters}")
+        sigmoid = None
+        if "sigmoid" in layout.friction:
+            from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters
+
+            sigmoid = sigmoid_from_parameters(parameters, layout.joints)
+    with timer.stage("process"):
+        data = processed_window(model, series, options, parameters.get("processing", {}))
+    return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
+
+
+def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
+                     processing: dict) -> ProcessedData:
+    """The window of ``series`` in the model's joint order, processed as at identification."""
+    from dynid_ros.data.signal_processing import ProcessingOptions, process
+
+    return process(prepare_series(series, model, options), ProcessingOptions(**processing))
+
+
+def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,
+                        timer: StageTimer | None = None, sigmoid: np.ndarray | None = None) -> ValidationResult:
+    """Torques predicted by ``delta`` (plus the sigmoid friction ``sigmoid``, Gaz et al. 2019 eq. 25, when
+    given) on the processed motion vs the recorded effort (Sousa & Cortesão 2014 eq. 84)."""
+    timer = timer or StageTimer()
+    with timer.stage("predict"):
+        tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
+        if sigmoid is not None:
+            from dynid_ros.estimation.sigmoid_friction import sigmoid_torque
+
+            tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
+        err, per_joint = relative_error(data.tau_raw, tau_hat)
+    return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings)
+
+
+def write_report(result: ValidationResult, path: Path) -> None:
+    """Write the validation report JSON (written whole or not at all)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(result.report(), indent=2) + "\n")
+    tmp.replace(path)

@@ -1,0 +1,247 @@
+"""What every dynid_ros node shares: its parameter schema, defaults from the robot config, ``main``.
+
+Parameters of a node are declared from one schema (a tuple of :class:`Param`) that the launch-file
+test also reads. A node's value comes, in this order, from an explicit ROS parameter (command line,
+launch file, parameter file), else the ``nodes: <node_name>:`` section of the robot config named by
+the ``config_file`` parameter (or ``config/<robot>.yaml`` for the ``robot`` parameter), else the
+schema's default. Values are coerced to the default's type, so ``rate_hz:=500`` works for a double.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dynid_ros.errors import ConfigError
+from dynid_ros.robot.config import load_config
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
+
+
+@dataclass(frozen=True)
+class Param:
+    """One ROS parameter: name, default (its type is the parameter's type) and description."""
+
+    name: str
+    default: object
+    description: str
+
+
+CONFIG_PARAMS = (
+    Param("robot", "", "robot name (panda, ur5e): use the shipped config/<robot>.yaml when config_file is empty"),
+    Param("config_file", "", "robot config YAML; its 'nodes: <node name>:' section gives this node's defaults"),
+)
+
+
+def config_path(robot: str, config_file: str) -> Path | None:
+    """The robot config file to read, or None."""
+    if config_file:
+        return Path(config_file)
+    if robot:
+        from dynid_ros.robot.resources import robot_file
+
+        return robot_file(robot, "config")
+    return None
+
+
+def node_defaults(config: dict, node_name: str) -> dict:
+    """The ``nodes: <node_name>:`` mapping of a loaded robot config ({} when absent)."""
+    nodes = config.get("nodes") or {}
+    if not isinstance(nodes, dict):
+        raise ConfigError("config section 'nodes' must be a mapping of node name -> parameters")
+    section = nodes.get(node_name) or {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"config 'nodes: {node_name}:' must be a mapping of parameters")
+    return section
+
+
+def coerce(param: Param, value: object) -> object:
+    """``value`` converted to the type of ``param.default``."""
+    default = param.default
+    try:
+        if value is None:
+            return list(default) if isinstance(default, (list, tuple)) else default
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, str):
+            return str(value)
+        if isinstance(default, (list, tuple)):
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            kind = type(default[0]) if default else None
+            return [kind(v) for v in items] if kind else items
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"parameter {param.name}: cannot use {value!r} as {type(default).__name__}") from err
+    return value
+
+
+def declare_parameters(node: Node, schema: Sequence[Param]) -> dict:
+    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > config > default)."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    def declare(param: Param, default: object) -> object:
+        descriptor = ParameterDescriptor(description=param.description, dynamic_typing=True)
+        return node.declare_parameter(param.name, default, descriptor).value
+
+    values = {p.name: coerce(p, declare(p, p.default)) for p in CONFIG_PARAMS}
+    path = config_path(values["robot"], values["config_file"])
+    config = load_config(path) if path is not None else {}
+    defaults = node_defaults(config, node.get_name())
+    known = {p.name for p in schema} | {p.name for p in CONFIG_PARAMS}
+    unknown = sorted(set(defaults) - known)
+    if unknown:
+        raise ConfigError(f"{path}: nodes: {node.get_name()}: unknown parameter(s) {', '.join(unknown)}")
+    for param in schema:
+        default = coerce(param, defaults.get(param.name, param.default))
+        values[param.name] = coerce(param, declare(param, default))
+    values["_config"] = config
+    values["_config_path"] = path
+    return values
+
+
+def latched_qos() -> object:
+    """Reliable, transient-local, depth 1: late subscribers get the last message."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def json_message(content: dict) -> object:
+    from std_msgs.msg import String
+
+    return String(data=json.dumps(content))
+
+
+def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str]]) -> object:
+    """A ``std_srvs/Trigger`` service ``name`` answered by ``handler() -> (success, message)``."""
+    from std_srvs.srv import Trigger
+
+    def answer(request: object, response: object) -> object:
+        response.success, response.message = handler()
+        return response
+
+    return node.create_service(Trigger, name, answer)
+
+
+def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False,
+        talk_on_shutdown: bool = False) -> int:
+    """``main`` of a node: init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
+
+    A DynidError while constructing the node (bad parameter, file) is logged on one line; exit code 2.
+    ``talk_on_shutdown``: Ctrl-C (SIGINT) ends the spinning but leaves the context valid while
+    ``destroy_node`` runs, so the node can still send (a cancel request, say) and wait for the answer;
+    rclpy's own SIGINT handler would shut the context down first.
+    """
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    from dynid_ros.errors import DynidError
+
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO if talk_on_shutdown else None)
+    interrupted = threading.Event()
+    if talk_on_shutdown:  # a flag, not KeyboardInterrupt: that could surface inside rclpy's C++ calls
+        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    node = None
+    code = 0
+    try:
+        node = make_node()
+        executor = MultiThreadedExecutor(num_threads=4) if multithreaded else SingleThreadedExecutor()
+        executor.add_node(node)
+        while rclpy.ok() and not interrupted.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except DynidError as err:
+        rclpy.logging.get_logger("dynid_ros").error(str(err))
+        code = 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return code
+
+
+def resolve_file(path: str, what: str) -> Path:
+    """An existing file named absolute, relative to the working directory, the share directory or the
+    Python package (``robot/trajectories/panda_identification.yaml``)."""
+    if not path:
+        raise ConfigError(f"no {what} given")
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or candidate.exists():
+        if not candidate.exists():
+            raise ConfigError(f"{what} {candidate}: no such file")
+        return candidate.resolve()
+    import dynid_ros
+    from dynid_ros.robot.resources import share_directories
+
+    for root in [Path(dynid_ros.__file__).resolve().parent, *share_directories()]:
+        if (root / candidate).exists():
+            return (root / candidate).resolve()
+    raise ConfigError(f"{what} {path}: no such file (looked in the working directory, the dynid_ros package and "
+                      f"its share directories)")
+
+
+ROBOT_DESCRIPTION_PARAMS = (
+    Param("xacro_args", [], "arguments name:=value of a urdf_path that is a .urdf.xacro"),
+    Param("robot_description_topic", "", "topic (std_msgs/String, transient local) to read the URDF from when "
+          "robot_description and urdf_path are empty, e.g. /robot_description"),
+    Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic"),
+)
+"""Where a node's robot description comes from, besides ``urdf_path`` and ``robot_description``."""
+
+
+def xacro_args(params: dict) -> list[str]:
+    """The node's ``xacro_args`` (``name:=value`` strings) without empty entries."""
+    return [str(a) for a in params.get("xacro_args") or () if str(a).strip()]
+
+
+def robot_urdf(params: dict, node: Node | None = None) -> Path:
+    """The URDF file of the robot from ``robot_description``, ``urdf_path``, a message on
+    ``robot_description_topic`` or the config's ``robot.urdf``; the URDF may have meshes (they are not read)."""
+    text = params["robot_description"]
+    topic = params.get("robot_description_topic", "")
+    if not text and not params["urdf_path"] and topic and node is not None:
+        text = _description_from_topic(node, topic, float(params.get("robot_description_timeout", 10.0)))
+    if text:
+        from dynid_ros.robot.model import load_model
+
+        load_model(urdf="robot_description", urdf_text=text)  # a clear one-line error now, not at first use
+        handle = tempfile.NamedTemporaryFile("w", suffix=".urdf", prefix="dynid_robot_", delete=False)
+        with handle:
+            handle.write(text)
+        return Path(handle.name)
+    path = params["urdf_path"] or (params["_config"].get("robot") or {}).get("urdf", "")
+    if not path:
+        raise ConfigError("no robot: set urdf_path, robot_description, robot_description_topic, robot or "
+                          "config_file")
+    return resolve_file(path, "urdf_path")
+
+
+def robot_source(params: dict, urdf: Path) -> str:
+    """How errors name the robot: ``robot_description`` when its URDF came as text (parameter or topic)."""
+    described = params["robot_description"] or (not params["urdf_path"] and params.get("robot_description_topic"))
+    return "robot_description" if described else str(urdf)
+
+
+def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
+    """The URDF text of the first (latched) ``std_msgs/String`` on ``topic``."""
+    from rclpy.wait_for_message import wait_for_message
+    from std_msgs.msg import String
+
+    received, message = wait_for_message(String, node, topic, qos_profile=latched_qos(), time_to_wait=timeout)
+    if not received or not message.data.strip():
+        raise ConfigError(f"no robot description on {topic} within {timeout:g} s")
+    return message.data

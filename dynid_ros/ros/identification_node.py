@@ -1,0 +1,221 @@
+"""``identification_node``: identify the robot from a bag and publish the updated URDF.
+
+ROS interface:
+
+Parameters:
+    urdf_path (str) or robot_description (str, URDF text): the nominal robot ('' both: a message on
+        ``robot_description_topic`` if set, else the config's robot.urdf); meshes are not needed.
+    xacro_args (str[]): ``name:=value`` arguments of a ``.urdf.xacro`` urdf_path.
+    bag_path (str): rosbag2 with the joint states (read when ``~/identify`` is called, so it may be set
+        later with ``ros2 param set``). output_dir (str): result directory ('' = ``dynid_result_<date>_<time>``).
+    The options of ``dynid identify`` (unset = the config's ``identification:`` section, else the CLI default):
+    joints (str[]), topic (str), start, end (double, seconds from the first message; -1 = unset),
+    friction (str[]: viscous, coulomb, offset | none), armature (str: true | false), method (ols | wls |
+    fbpe | bpfc), consistency (physical | full), solver (clarabel | scs), effort_scale (double[]),
+    prior (nominal | none), total_mass (double[2]).
+    update_robot_state_publisher (bool): also set ``robot_state_publisher_node``'s ``robot_description``
+    (rcl_interfaces/SetParameters, waiting at most ``parameter_timeout`` s). identify_on_start (bool).
+
+Services:
+    ``~/identify`` (std_srvs/Trigger): answers at once (refused when busy or the bag is missing); the
+    identification runs in a worker thread, off the executor; ``~/status`` and ``~/report`` tell the end.
+
+Publishes (std_msgs/String, reliable, transient local, depth 1):
+    ``~/robot_description``: the identified URDF. ``~/report``: ``report.json`` of ``dynid identify``.
+    ``~/status``: JSON ``{"state": idle|running|done|failed, "message", "output_dir"}``.
+
+Writes the same files as ``dynid identify`` into ``output_dir``, atomically; an existing ``output_dir``
+that is not an earlier identification result (or that holds the bag) is refused and left untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from pathlib import Path
+
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from dynid_ros.data.output_paths import RESULT, check_output
+from dynid_ros.errors import DynidError
+from dynid_ros.ros.common import (
+    ROBOT_DESCRIPTION_PARAMS,
+    Param,
+    declare_parameters,
+    json_message,
+    latched_qos,
+    robot_urdf,
+    run,
+    trigger_service,
+    xacro_args,
+)
+
+NAME = "identification_node"
+
+PARAMETERS = (
+    Param("urdf_path", "", "nominal robot URDF file"),
+    Param("robot_description", "", "nominal robot URDF text (instead of urdf_path)"),
+    *ROBOT_DESCRIPTION_PARAMS,
+    Param("bag_path", "", "rosbag2 with the joint states (read at each ~/identify)"),
+    Param("output_dir", "", "result directory ('' = dynid_result_<date>_<time>)"),
+    Param("joints", [], "identified joints ([] = the movable URDF joints present in the bag)"),
+    Param("topic", "", "JointState topic in the bag ('' = config, else /joint_states)"),
+    Param("start", -1.0, "window start [s from the first message] (-1 = from the beginning)"),
+    Param("end", -1.0, "window end [s from the first message] (-1 = to the end)"),
+    Param("friction", [], "friction terms: viscous, coulomb, offset, or none ([] = config, else all three)"),
+    Param("armature", "", "identify rotor inertia: true | false ('' = config, else true)"),
+    Param("method", "", "ols | wls | fbpe | bpfc ('' = config, else fbpe)"),
+    Param("consistency", "", "physical | full ('' = config, else full)"),
+    Param("solver", "", "clarabel | scs ('' = config, else clarabel)"),
+    Param("effort_scale", [], "per-joint factors: torque = k * effort ([] = config, else 1)"),
+    Param("prior", "", "nominal | none ('' = config, else nominal)"),
+    Param("total_mass", [], "[lo, hi] bounds on the identified links' total mass [kg] ([] = config)"),
+    Param("update_robot_state_publisher", False, "set robot_state_publisher's robot_description when done"),
+    Param("robot_state_publisher_node", "/robot_state_publisher", "node whose robot_description is set"),
+    Param("parameter_timeout", 5.0, "seconds to wait for robot_state_publisher's set_parameters service"),
+    Param("identify_on_start", False, "run one identification when the node starts"),
+)
+
+
+class IdentificationNode(Node):
+    """Identify on ``~/identify`` in a worker thread; publish the URDF and report (module docstring)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(NAME, **kwargs)
+        self.params = declare_parameters(self, PARAMETERS)
+        self.urdf = robot_urdf(self.params, self)
+        self.state, self.message, self.output_dir = "idle", "", ""
+        self._worker: threading.Thread | None = None
+        self._lock = threading.Lock()
+        qos = latched_qos()
+        self.description_pub = self.create_publisher(String, "~/robot_description", qos)
+        self.report_pub = self.create_publisher(String, "~/report", qos)
+        self.status_pub = self.create_publisher(String, "~/status", qos)
+        trigger_service(self, "~/identify", self.identify)
+        self._publish_status()
+        if self.params["identify_on_start"]:
+            ok, message = self.identify()
+            if not ok:
+                self.get_logger().error(message)
+
+    def identify(self) -> tuple[bool, str]:
+        """Start an identification in a worker thread; returns (started, message)."""
+        with self._lock:
+            if self.state == "running":
+                return False, "an identification is already running"
+            bag = self.get_parameter("bag_path").value or ""
+            if not bag or not Path(bag).expanduser().exists():
+                message = f"bag_path {bag!r}: no such bag" if bag else "bag_path is not set"
+                self._set_state("failed", message)
+                return False, message
+            out = self.get_parameter("output_dir").value or time.strftime("dynid_result_%Y%m%d_%H%M%S")
+            try:  # an existing directory that is not an earlier result, or one holding the bag: refused
+                self.output_dir = str(check_output(out, RESULT, (bag, self.urdf), flag="output_dir"))
+            except DynidError as err:
+                self._set_state("failed", str(err))
+                return False, str(err)
+            self._set_state("running", f"identifying from {bag}")
+            self._worker = threading.Thread(target=self._run, args=(Path(bag).expanduser(), Path(self.output_dir)),
+                                            name="identification", daemon=True)
+            self._worker.start()
+            return True, f"identification started from {bag}; results on ~/report and in {self.output_dir}"
+
+    def cli_arguments(self) -> argparse.Namespace:
+        """The node's options as ``dynid identify`` flags (None = unset), for ``options_from_args``."""
+        p = self.params
+
+        def unset(value: object) -> object:
+            return None if value in ("", [], None) else value
+
+        armature = str(p["armature"]).strip().lower()
+        path = p["_config_path"]
+        return argparse.Namespace(
+            config=str(path) if path is not None else None, joints=unset(p["joints"]),
+            friction=",".join(p["friction"]) if p["friction"] else None,
+            armature=None if not armature else armature in ("true", "1", "yes"),
+            method=unset(p["method"]), consistency=unset(p["consistency"]), solver=unset(p["solver"]),
+            topic=unset(p["topic"]), start=None if p["start"] < 0 else p["start"],
+            end=None if p["end"] < 0 else p["end"], effort_scale=unset([float(v) for v in p["effort_scale"]]),
+            prior=unset(p["prior"]), total_mass=unset([float(v) for v in p["total_mass"]]))
+
+    def _run(self, bag: Path, out: Path) -> None:
+        from dynid_ros.cli.identify import options_from_args
+        from dynid_ros.data.bag_io import read_joint_states
+        from dynid_ros.pipeline.identify import StageTimer, identify
+        from dynid_ros.pipeline.results import REPORT_FILE, URDF_FILE, write_result
+
+        try:
+            options = options_from_args(self.cli_arguments())
+            options.check()
+            timer = StageTimer()
+            with timer.stage("read_bag"):
+                series = read_joint_states(bag, topic=options.topic)
+            result = identify(series, options, urdf=self.urdf, timer=timer, xacro_args=xacro_args(self.params))
+            with timer.stage("write"):
+                write_result(result, out, (bag, self.urdf))
+            report_text = (out / REPORT_FILE).read_text()  # exactly the file, timings included
+            urdf_text = (out / URDF_FILE).read_text() if (out / URDF_FILE).exists() else ""
+        except DynidError as err:
+            self.get_logger().error(f"identification failed: {err}")
+            self._set_state("failed", str(err))
+            return
+        except Exception as err:  # noqa: BLE001 - a worker must report, not die silently
+            self.get_logger().error(f"identification failed unexpectedly: {type(err).__name__}: {err}")
+            self._set_state("failed", f"{type(err).__name__}: {err}")
+            return
+        self.description_pub.publish(String(data=urdf_text))
+        self.report_pub.publish(String(data=report_text))
+        summary = (f"{result.options.method}: feasible {result.feasible}, relative error "
+                   f"{100 * result.relative_error:.2f} %, wrote {out}")
+        self.get_logger().info(summary)
+        if self.params["update_robot_state_publisher"] and urdf_text:
+            summary += "; " + self._update_robot_state_publisher(urdf_text)
+        self._set_state("done", summary)
+
+    def _update_robot_state_publisher(self, urdf_text: str) -> str:
+        """Set robot_state_publisher's robot_description; returns what happened (never raises)."""
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+
+        node = self.params["robot_state_publisher_node"].rstrip("/")
+        timeout = self.params["parameter_timeout"]
+        client = self.create_client(SetParameters, f"{node}/set_parameters")
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                message = f"{node}/set_parameters not available within {timeout} s: robot_description not updated"
+                self.get_logger().warning(message)
+                return message
+            value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=urdf_text)
+            request = SetParameters.Request(parameters=[Parameter(name="robot_description", value=value)])
+            future = client.call_async(request)
+            done = threading.Event()
+            future.add_done_callback(lambda _: done.set())
+            if not done.wait(timeout) or future.result() is None:
+                message = f"{node} did not answer within {timeout} s: robot_description not updated"
+            elif not future.result().results[0].successful:
+                message = f"{node} refused robot_description: {future.result().results[0].reason}"
+            else:
+                message = f"updated {node} robot_description"
+            (self.get_logger().info if message.startswith("updated") else self.get_logger().warning)(message)
+            return message
+        finally:
+            self.destroy_client(client)
+
+    def _set_state(self, state: str, message: str) -> None:
+        self.state, self.message = state, message
+        self._publish_status()
+
+    def _publish_status(self) -> None:
+        self.status_pub.publish(json_message({"state": self.state, "message": self.message,
+                                              "output_dir": self.output_dir}))
+
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(IdentificationNode, args)  # the identification runs in its own worker thread
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
