@@ -59,8 +59,8 @@ def simulation_pose(arg: object) -> list[float] | str:
     urdf = urdf or (config.get("robot") or {}).get("urdf", "")
     if not urdf:
         return parse_positions(arg("start_positions")) or ""
-    return start_positions(arg("start_positions"), resolve_file(urdf, "urdf_path"), config,
-                           arg("xacro_args").split())
+    return list(start_positions(arg("start_positions"), resolve_file(urdf, "urdf_path"), config,
+                                arg("xacro_args").split()).values())
 
 
 def launch_sim(context: object) -> list:

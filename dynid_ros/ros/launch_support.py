@@ -51,8 +51,9 @@ def parse_positions(text: str, what: str = "start_positions") -> list[float]:
 
 
 def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
-                    xacro_args: Sequence[str] = ()) -> list[float]:
-    """The start pose of the simulated arm, one value per joint it simulates (the URDF's movable joints).
+                    xacro_args: Sequence[str] = ()) -> dict[str, float]:
+    """The start pose of the simulated arm, ``{joint: position}`` for each joint it simulates (the URDF's movable
+    joints but locked end-effector and mimic joints, in the URDF's order).
 
     ``text`` (the ``start_positions`` launch argument) when given; otherwise the middle of each joint's
     excitation position range (URDF limits, the config's ``excitation: position`` overrides and margins,
@@ -69,21 +70,22 @@ def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
         if len(pose) != len(model.joints):
             raise ConfigError(f"start_positions has {len(pose)} values; the robot has {len(model.joints)} joints "
                               f"({', '.join(model.joints)})")
-        return pose
+        return dict(zip(model.joints, pose))
     try:
         limits = limits_from_model(model, dict(config or {}))
     except DynidError as err:
         raise ConfigError(f"start_positions: {err}") from err
-    return [round(float(v), 6) for v in limits.position.mean(axis=1)]
+    return {joint: round(float(v), 6) for joint, v in zip(model.joints, limits.position.mean(axis=1))}
 
 
 def gazebo_urdf(urdf_text: str, joints: Sequence[str], controllers_file: str | Path,
-                initial_positions: Sequence[float] | None = None) -> str:
+                initial_positions: Mapping[str, float] | None = None) -> str:
     """``urdf_text`` made ready for Gazebo (gz sim) with gz_ros2_control.
 
     Each of ``joints`` gets a position command interface and position, velocity and effort state
     interfaces (effort is the joint force Gazebo reports; unreliable before gz_ros2_control's 2025
-    fix, see the README). The root link is fixed to ``world``.
+    fix, see the README), its position starting at ``initial_positions[joint]`` (0 when not given: give
+    :func:`start_positions`, 0 is outside the Panda's joint 4 range). The root link is fixed to ``world``.
     """
     try:
         root = ET.fromstring(urdf_text)
@@ -107,8 +109,9 @@ def gazebo_urdf(urdf_text: str, joints: Sequence[str], controllers_file: str | P
     control = ET.SubElement(root, "ros2_control", name="GazeboSimSystem", type="system")
     hardware = ET.SubElement(control, "hardware")
     ET.SubElement(hardware, "plugin").text = "gz_ros2_control/GazeboSimSystem"
-    initial = list(initial_positions) if initial_positions is not None else [0.0] * len(joints)
-    for name, q0 in zip(joints, initial):
+    initial = dict(initial_positions or {})
+    for name in joints:
+        q0 = float(initial.get(name, 0.0))
         joint = ET.SubElement(control, "joint", name=name)
         ET.SubElement(joint, "command_interface", name="position")
         position = ET.SubElement(joint, "state_interface", name="position")
@@ -140,7 +143,7 @@ def _message(line: str) -> str:
     return re.sub(r"^(\[[^\]]*\]\s*)+:?\s*", "", line)
 
 
-def job_end_handlers(job: object, name: str, done: str | None = None, failed: str = r"^aborted: ") -> list:
+def job_end_handlers(job: object, name: str, done: str | None = None, failed: str = r"\]: aborted: ") -> list:
     """Event handlers that end the launch when the process ``job`` (a launch_ros ``Node`` named ``name``) ends
     its job.
 
@@ -150,6 +153,8 @@ def job_end_handlers(job: object, name: str, done: str | None = None, failed: st
     matching ``failed`` (e.g. orchestrator_node's ``aborted: <reason>``) -> :class:`JobFailed` with that
     reason: exit 1. When ``done`` is given, ``job`` keeps running after its job (identification_node of
     offline.launch.py): a line of it matching ``done`` ends the launch, one matching ``failed`` fails it.
+    ``failed`` is searched in the whole log line (``[ERROR] [stamp] [node]: message``), ``done`` in the
+    message; the reason given is the message.
     During a shutdown (Ctrl-C, or the job's end) an exit is expected and changes nothing.
     """
     from launch.actions import EmitEvent, LogInfo, RegisterEventHandler  # deferred: the launch stack, only
@@ -162,9 +167,11 @@ def job_end_handlers(job: object, name: str, done: str | None = None, failed: st
         return [LogInfo(msg=f"{name}: {reason}"), EmitEvent(event=Shutdown(reason=f"{name}: {reason}"))]
 
     def on_output(event: object) -> list | None:
+        if done is not None and seen:  # already ending
+            return None
         for line in _lines(event):
             message = _message(line)
-            if re.search(failed, message):
+            if re.search(failed, line):
                 seen["failed"] = message
                 if done is not None:
                     raise JobFailed(f"{name} {message}")
@@ -177,7 +184,7 @@ def job_end_handlers(job: object, name: str, done: str | None = None, failed: st
     def on_job_exit(event: object, context: object) -> list | None:
         if context.is_shutdown:
             return None
-        if event.returncode == 0 and "failed" not in seen:
+        if event.returncode == 0 and "failed" not in seen and (done is None or "done" in seen):
             return finish(seen.get("done", "done"))
         raise JobFailed(f"{name} {seen.get('failed') or f'ended with exit code {event.returncode}'}")
 
