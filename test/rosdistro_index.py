@@ -20,6 +20,7 @@ ENV = "DYNID_ROSDISTRO"
 UNSET_REASON = f"{ENV} is not set (directory of a github.com/ros/rosdistro snapshot: rosdep/, jazzy/, humble/)"
 UBUNTU = {"jazzy": "noble", "humble": "jammy"}
 """The Ubuntu release of each distribution (REP 2000)."""
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the index files are 10 000+ lines
 
 
 def rosdistro_dir() -> Path:
@@ -36,7 +37,7 @@ def rosdistro_dir() -> Path:
 
 @lru_cache(maxsize=4)
 def released_packages(root: Path, distro: str) -> frozenset[str]:
-    repositories = yaml.safe_load((root / distro / "distribution.yaml").read_text())["repositories"]
+    repositories = yaml.load((root / distro / "distribution.yaml").read_text(), Loader=LOADER)["repositories"]
     names: set[str] = set()
     for name, repository in repositories.items():
         release = (repository or {}).get("release")
@@ -49,7 +50,7 @@ def released_packages(root: Path, distro: str) -> frozenset[str]:
 def rosdep_rules(root: Path) -> dict:
     rules: dict = {}
     for name in ("base.yaml", "python.yaml"):
-        rules.update(yaml.safe_load((root / "rosdep" / name).read_text()))
+        rules.update(yaml.load((root / "rosdep" / name).read_text(), Loader=LOADER))
     return rules
 
 
