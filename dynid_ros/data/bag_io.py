@@ -191,7 +191,7 @@ class _Decoded:
     fast: int = 0  # messages decoded by the fast path
 
 
-def _decode(raws: list[bytes], topic: str) -> _Decoded:
+def decode_messages(raws: list[bytes], topic: str) -> _Decoded:
     """Decode every message; joints are those of the first message, every message reordered to them by name."""
     n_msg = len(raws)
     first = _parse_layout(raws[0])
@@ -247,7 +247,7 @@ def _decode_rows(matrix: np.ndarray, rows: np.ndarray, layout: _Layout, out: _De
 
 def _deserialize(raw: bytes, topic: str, sample: int) -> object:
     try:
-        return _typestore().deserialize_cdr(raw, JOINT_STATE_TYPE)
+        return joint_state_typestore().deserialize_cdr(raw, JOINT_STATE_TYPE)
     except (struct.error, IndexError, ValueError, UnicodeDecodeError, TypeError, KeyError, AssertionError) as err:
         raise DataError(f"topic {topic}, sample {sample}: malformed JointState message ({_one_line(err)})") from err
 
@@ -273,7 +273,7 @@ def _decode_one(raw: bytes, sample: int, out: _Decoded, topic: str,
 
 
 @lru_cache(maxsize=1)
-def _typestore() -> object:
+def joint_state_typestore() -> object:
     from rosbags.typesys import Stores, get_typestore
 
     return get_typestore(Stores.ROS2_HUMBLE)
@@ -305,7 +305,7 @@ def read_joint_states(path: str | Path, topic: str = "/joint_states",
     raw = _read_topic(path, topic)
     if not raw.data:
         raise DataError(f"{path}: topic {topic} has no messages")
-    decoded = _decode(raw.data, topic)
+    decoded = decode_messages(raw.data, topic)
     names, present, fields = decoded.names, decoded.present, decoded.fields
     stamps = np.where(decoded.stamps == 0, raw.receive_ns, decoded.stamps)
     arrays: list[np.ndarray | None] = []
