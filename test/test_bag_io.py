@@ -186,7 +186,13 @@ def test_wrong_message_type(tmp_path: Path) -> None:
 def test_no_effort_or_velocity_names_the_topic(tmp_path: Path, missing: str) -> None:
     bag = write_raw(tmp_path / "bag", [standard(k, **{missing: []}) for k in range(3)])
     with pytest.raises(BagError, match=f"the messages on /joint_states have no {missing}"):
-        read_joint_states(bag)
+        read_joint_states(bag, require=(missing,))
+
+
+def test_velocity_is_not_required_by_default(tmp_path: Path) -> None:
+    """Issue 18 item 3: a bag without velocities reads (the velocity is then differentiated)."""
+    read = read_joint_states(write_raw(tmp_path / "bag", [standard(k, velocity=[]) for k in range(3)]))
+    assert read.velocity is None and read.effort.shape == (3, 3)
 
 
 def test_non_monotonic_stamps_name_the_sample(tmp_path: Path) -> None:
@@ -196,11 +202,48 @@ def test_non_monotonic_stamps_name_the_sample(tmp_path: Path) -> None:
         read_joint_states(write_raw(tmp_path / "bag", messages))
 
 
-def test_joint_missing_in_a_message_names_joint_and_sample(tmp_path: Path) -> None:
-    messages = [standard(k) for k in range(6)]
-    messages[3] = standard(3, names=["j1", "j2"], position=[1.0, 2.0], velocity=[1.0, 2.0], effort=[1.0, 2.0])
-    with pytest.raises(DataError, match="joint j3 missing from sample 3"):
-        read_joint_states(write_raw(tmp_path / "bag", messages))
+def two_publishers(seconds: float = 1.0, arm_hz: float = 500.0, gripper_hz: float = 50.0) -> list[tuple[int, bytes]]:
+    """An arm driver (j1..j3, stamped on a clock 1000 s behind the bag's, 2 ms latency, velocity and effort) and
+    a gripper driver (f1, f2, header stamps 0, position and effort only) on one topic, interleaved by receive time.
+    Every value is a linear function of the true time, so an interpolated value can be checked exactly."""
+    messages = []
+    for k in range(int(seconds * arm_hz)):
+        true = 1.0 + k / arm_hz
+        values = [true, 2 * true, 3 * true]
+        stamp = round((true - 1000.0 + 2000.0) * 1e9)  # driver clock: bag clock - 1000 s
+        receive = round((true + 2000.0 + 0.002) * 1e9)
+        messages.append((receive, joint_state(stamp, ["j1", "j2", "j3"], values, values, [10 * v for v in values])))
+    for k in range(int(seconds * gripper_hz)):
+        true = 1.0 + k / gripper_hz
+        receive = round((true + 2000.0 + 0.002) * 1e9)
+        messages.append((receive, joint_state(0, ["f1", "f2"], [0.01 * true, 0.02 * true], None, [5.0, 6.0])))
+    return sorted(messages, key=lambda m: m[0])
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_two_publishers_are_merged_by_joint_name(tmp_path: Path, storage: str) -> None:
+    """Issue 18 items 2 and 11: arm 500 Hz + gripper 50 Hz on /joint_states, the gripper unstamped."""
+    read = read_joint_states(write_raw(tmp_path / "bag", two_publishers(), storage))
+    assert read.names == ["j1", "j2", "j3", "f1", "f2"] and len(read) == 500
+    true = read.t - 1000.0  # the arm's header clock
+    np.testing.assert_allclose(true, 1.0 + np.arange(500) / 500.0, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(read.position[:, 1], 2 * (1.0 + np.arange(500) / 500.0))  # as recorded
+    # the gripper on the arm's clock (its receive time minus the arm's 2 ms delay), interpolated, held at the end
+    expected = 0.01 * np.minimum(true, 1.0 + 49 / 50.0)
+    np.testing.assert_allclose(read.position[:, 3], expected, rtol=0, atol=1e-9)
+    assert np.isnan(read.velocity[:, 3:]).all() and np.isfinite(read.velocity[:, :3]).all()
+    sources = {tuple(s["joints"]): s for s in read.info["sources"]}
+    assert sources[("j1", "j2", "j3")]["clock"] == "header" and sources[("j1", "j2", "j3")]["messages"] == 500
+    assert sources[("f1", "f2")]["clock"].startswith("receive") and sources[("f1", "f2")]["messages"] == 50
+    assert read.info["interpolated_joints"] == ["f1", "f2"]
+
+
+def test_a_publisher_stamping_some_messages_0_keeps_one_clock(tmp_path: Path) -> None:
+    """Issue 18 item 11: not the receive time one message at a time mixed with header stamps."""
+    messages = [standard(k, stamp_ns=0 if k < 3 else None) for k in range(8)]
+    read = read_joint_states(write_raw(tmp_path / "bag", messages))
+    np.testing.assert_allclose(read.t, 7.0 + 0.001 * np.arange(8), rtol=0, atol=1e-9)  # receive times throughout
+    assert read.info["sources"][0]["clock"] == "receive (some header stamps 0)"
 
 
 def test_reads_60_s_at_1_khz_quickly(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid_ros.data.joint_states import held_positions
 from dynid_ros.errors import ConfigError, DataError
 
 
@@ -342,7 +343,8 @@ def identify_abs_effort(series, options, search: SignSearchOptions | None = None
     with timer.stage("model"):
         if model is None:
             model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=series.names,
-                               xacro_args=xacro_args)
+                               xacro_args=xacro_args, locked_at=held_positions(series.window(options.start,
+                                                                                             options.end)))
         layout = model.layout_for(options.friction, options.armature)
     with timer.stage("base_parameters"):
         base = compute_base_parameters(model, layout)

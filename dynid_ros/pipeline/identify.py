@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.joint_states import JointStateSeries, complete_fields, held_positions
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
 from dynid_ros.dynamics.bounds import Bounds
@@ -120,13 +120,18 @@ def relative_error(tau: np.ndarray, tau_hat: np.ndarray) -> tuple[float, list[fl
 
 
 def prepare_series(series: JointStateSeries, model: RobotModel, options: IdentificationOptions) -> JointStateSeries:
-    """Reorder to the model's joints, apply the effort scale and the time window."""
+    """Reorder to the model's joints (each with every field recorded), unwrap the angles of continuous joints
+    (before any resampling or filtering), apply the effort scale and the time window."""
     from dynid_ros.data.signal_processing import apply_effort_scale
 
     missing = [j for j in model.joints if j not in series.names]
     if missing:
         raise DataError(f"joint(s) {', '.join(missing)} of the model are not in the joint states")
-    series = series.select(list(model.joints))
+    series = complete_fields(series.select(list(model.joints)))
+    if any(model.continuous):
+        series.position = series.position.copy()
+        wraps = np.flatnonzero(model.continuous)
+        series.position[:, wraps] = np.unwrap(series.position[:, wraps], axis=0)
     if options.effort_scale is not None:
         series = apply_effort_scale(series, options.effort_scale)
     windowed = series.window(options.start, options.end)
@@ -161,10 +166,12 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     with timer.stage("model"):
         if model is None:
             model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=series.names,
-                               xacro_args=xacro_args)
+                               xacro_args=xacro_args, locked_at=held_positions(series.window(options.start,
+                                                                                             options.end)))
         layout = model.layout_for(options.friction, options.armature)
         if model.locked:
-            warnings.append(f"joints locked at neutral (not identified): {', '.join(model.locked)}")
+            warnings.append("joints locked (not identified) at " + ", ".join(
+                f"{j} = {model.locked_positions[j]:.4g}" for j in model.locked))
     if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
         from dynid_ros.estimation.sigmoid_friction import identify_with_sigmoid
 
@@ -173,6 +180,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         series = prepare_series(series, model, options)
         processing = ProcessingOptions(**options.processing)
         data = process(series, processing)
+        warnings += segment_warnings(data.segments)
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)
@@ -221,10 +229,20 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         realism = link_realism(delta, nominal, layout, attached)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
+    record = {**asdict(processing), "segments": data.segments}
     return IdentificationResult(model, layout, base, delta, beta, relative_std(beta_std, beta), nominal, feasible,
                                 status, err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
-                                asdict(processing), [m.to_dict() for m in missing], realism, estimate.delta_std,
+                                record, [m.to_dict() for m in missing], realism, estimate.delta_std,
                                 estimate.inflation)
+
+
+def segment_warnings(segments: list[dict]) -> list[str]:
+    """The console's account of gaps in the stamps (issue 18): the segments processed separately, those left out."""
+    if len(segments) < 2:
+        return []
+    spans = ", ".join(f"{s['start_s']:.3f}-{s['end_s']:.3f} s" + ("" if s["used"] else " (left out: too short)")
+                      for s in segments)
+    return [f"{len(segments) - 1} gap(s) in the stamps: {len(segments)} segments processed separately: {spans}"]
 
 
 FEASIBLE_METHODS = ("fbpe", "bpfc")
