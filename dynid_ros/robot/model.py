@@ -90,6 +90,7 @@ class RobotModel:
             ``C q + o``, their rates ``C q'``, ``C q''``; None without followers (``C`` is the identity).
         expanded: the same bodies with the followers as ordinary joints (for algorithms pinocchio does not
             run on mimic joints, e.g. RNEA derivatives); None without followers.
+        source: the DH table file of a model built from one (a URDF's file is ``urdf_path``).
     """
 
     pin_model: pin.Model
@@ -110,6 +111,7 @@ class RobotModel:
     coupling: np.ndarray | None = None
     coupling_offset: np.ndarray | None = None
     expanded: pin.Model | None = None
+    source: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.joint_ids:
@@ -231,7 +233,9 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
         return model
     path = Path(dh)
     full = build_dh_model(read_dh_table(path))
-    return _reduce(full, joints, available, path, None, {}, locked_at)
+    model = _reduce(full, joints, available, path, None, {}, locked_at)
+    model.source = path
+    return model
 
 
 def read_dh_table(path: Path) -> dict:
