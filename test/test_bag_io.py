@@ -317,14 +317,26 @@ def test_sigkill_loses_nothing_older_than_a_second(tmp_path: Path, storage: str)
     assert must_have >= 500
     assert not (bag / "metadata.yaml").exists()  # the killed recorder never finished the bag
 
+    before = fingerprint(bag)
     report = repair_bag(bag)
+    assert fingerprint(bag) == before  # the damaged bag is only read
+    repaired = Path(report["out"])
+    assert repaired == tmp_path / "rec_repaired"
     recovered = report["messages"]["/joint_states"]
     assert recovered >= must_have, report
-    with AnyReader([bag]) as reader:  # a standard tool reads it
+    with AnyReader([repaired]) as reader:  # a standard tool reads it
         assert sum(1 for _ in reader.messages()) == recovered
-    read = read_joint_states(bag)
+    read = read_joint_states(repaired)
     np.testing.assert_allclose(read.t, 1.0 + 1e-3 * np.arange(recovered), atol=1e-9)  # a gap-free prefix
-    assert repair_bag(bag)["message_count"] == recovered  # repairing again changes nothing
+    with pytest.raises(BagError, match="rec_repaired exists already"):
+        repair_bag(bag)  # never overwrites
+    assert repair_bag(bag, tmp_path / "again")["message_count"] == recovered
+    assert repair_bag(repaired)["out"] is None  # a complete bag: nothing to do, nothing written
+
+
+def fingerprint(directory: Path) -> dict[str, bytes]:
+    """Every file of a directory and its content."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def test_repair_stops_at_the_first_damaged_record(tmp_path: Path) -> None:
@@ -341,8 +353,69 @@ def test_repair_stops_at_the_first_damaged_record(tmp_path: Path) -> None:
     data_file.write_bytes(data_file.read_bytes()[:int(size * 0.8)])  # cuts the third chunk
     report = repair_bag(tmp_path / "rec")
     assert report["messages"] == {"/joint_states": 2000} and report["discarded_bytes"] > 0
-    assert "cut off" in report["damage"]
-    assert len(read_joint_states(tmp_path / "rec")) == 2000
+    assert "unreadable record" in report["damage"]
+    assert len(read_joint_states(report["out"])) == 2000
+
+
+def write_mcap(path: Path, compression: str, chunks: int = 3, per_chunk: int = 200,
+               extra_channel: bool = False) -> Path:
+    """A rosbag2 MCAP written by the ``mcap`` library as ``ros2 bag`` does (ros2msg schemas, cdr messages, chunks
+    compressed with ``compression``), its recorder killed before metadata.yaml; optionally a protobuf channel."""
+    from mcap.writer import CompressionType
+    from mcap.writer import Writer as McapWriter
+
+    path.mkdir()
+    stamps, messages = encode_joint_states(series(chunks * per_chunk))
+    with open(path / f"{path.name}.mcap", "wb") as stream:
+        record = 31 + len(messages[0])  # opcode, length, channel, sequence, two times, data
+        writer = McapWriter(stream, chunk_size=per_chunk * record - 1, compression=CompressionType[compression.upper()])
+        writer.start(profile="ros2", library="test")
+        schema = writer.register_schema(JOINT_STATE_TYPE, "ros2msg",
+                                        TYPES.generate_msgdef(JOINT_STATE_TYPE, ros_version=2)[0].encode())
+        channel = writer.register_channel("/joint_states", "cdr", schema, {"offered_qos_profiles": ""})
+        other = None
+        if extra_channel:
+            proto = writer.register_schema("foxglove.Log", "protobuf", b"\x0a\x00")
+            other = writer.register_channel("/log", "protobuf", proto)
+        for k, (stamp, data) in enumerate(zip(stamps.tolist(), messages)):
+            writer.add_message(channel, stamp, data, stamp)
+            if other is not None and k % 100 == 0:
+                writer.add_message(other, stamp, b"\x0a\x00", stamp)
+        writer.finish()
+    return path
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd", "none"])
+def test_repair_reads_compressed_chunks_into_a_new_bag(tmp_path: Path, compression: str) -> None:
+    """Issue 18 item 1: a complete bag with lz4 chunks was 'repaired' into an empty bag and the original deleted."""
+    bag = write_mcap(tmp_path / "rec", compression)
+    before = fingerprint(bag)
+    report = repair_bag(bag)
+    assert fingerprint(bag) == before
+    assert report["messages"] == {"/joint_states": 600} and report["skipped"] == [] and not report["damage"]
+    read = read_joint_states(report["out"])
+    np.testing.assert_array_equal(read.effort, series(600).effort)
+
+
+def test_repair_skips_a_chunk_with_a_bad_crc_and_reports_other_encodings(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from dynid_ros.cli.main import main
+
+    bag = write_mcap(tmp_path / "rec", "none", extra_channel=True)
+    data_file = bag / "rec.mcap"
+    raw = bytearray(data_file.read_bytes())
+    offset = raw.find(encode_joint_states(series(600))[1][300][-16:])  # message 300: inside the second chunk
+    assert offset > 0
+    raw[offset] ^= 0xFF
+    data_file.write_bytes(bytes(raw))
+    assert main(["bag", "repair", str(bag), "--out", str(tmp_path / "fixed")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if "crc" in line.lower()] == [next(line for line in out if line.startswith(
+        "skipped chunk"))]  # the CRC error is one line
+    assert any(line.startswith("skipped topic /log (4 message(s)): schema encoding 'protobuf'") for line in out), out
+    kept = read_joint_states(tmp_path / "fixed").position[:, 0] - 0.1  # message k has position k + 0.1
+    lost = np.setdiff1d(np.arange(600), np.round(kept))
+    assert 300 in lost and 150 <= lost.size <= 250 and np.all(np.diff(lost) == 1)  # the damaged chunk, only it
 
 
 def test_repair_rejects_what_is_not_a_bag(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 ``read_joint_states`` turns a bag into a :class:`~dynid_ros.data.joint_states.JointStateSeries`, matching
 joints by name in every message. ``write_joint_states`` writes one (bag version 8, readable by
-Humble and later). ``bag_info`` summarises a bag. The crash-safe streaming recorder and
-``repair_bag`` live in :mod:`dynid_ros.data.bag_recorder` and are re-exported here.
+Humble and later). ``bag_info`` summarises a bag. The crash-safe streaming recorder
+(:mod:`dynid_ros.data.bag_recorder`) and ``repair_bag`` (:mod:`dynid_ros.data.bag_repair`) are re-exported here.
 
 JointState messages that share one little-endian layout (same joint names, array lengths and
 frame_id length: the normal case) are decoded together from their CDR bytes as rows of a NumPy byte
@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.data.bag_recorder import BagRecorder, repair_bag
+from dynid_ros.data.bag_recorder import BagRecorder
+from dynid_ros.data.bag_repair import repair_bag
 from dynid_ros.data.joint_state_merge import FIELDS, JointStateSource, merge_by_name
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.output_paths import SIMULATED_BAG, check_output, mark
