@@ -218,6 +218,9 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     beta, delta, status, beta_std = estimate.beta, estimate.delta, estimate.status, estimate.beta_std
     if status != "optimal":
         warnings.append(f"solver status {status}: the estimate may be inaccurate")
+    if estimate.capped_data_weight is not None:
+        warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
+                        "noise-free): the standard deviations are those of that weight, not of the data")
     with timer.stage("evaluate"):
         tau_hat = (w @ delta).reshape(-1, model.n_dof)
         err, err_joint = relative_error(data.tau_raw, tau_hat)
@@ -268,6 +271,7 @@ class _Estimate:
     beta_std: np.ndarray
     delta_std: np.ndarray | None
     inflation: float
+    capped_data_weight: float | None = None
 
 
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
@@ -280,7 +284,8 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                               weights=weights, solver=options.solver, attached=attached, fixed=fixed,
                               prior=prior if options.prior == "nominal" else None)
-        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation)
+        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
+                         fit.capped_data_weight)
     fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed)
     if options.method in ("ols", "wls"):
         return _Estimate(fit.beta, _closest_standard(base, fit.beta, prior.mean), "optimal", fit.std, None,
