@@ -47,6 +47,7 @@ setup(
         "cvxpy",
         "clarabel",
         "scs",
+        "mcap",  # dynid bag repair reads damaged MCAP files record by record (lz4/zstd chunks)
         "rosbags>=0.11.9,<0.12",  # bag_recorder uses private writer attributes (checked at start-up): verified 0.11.9
         "pin",
         "mujoco",

@@ -23,9 +23,13 @@ import yaml
 
 from dynid_ros import __version__
 from dynid_ros.data.output_paths import RESULT, check_output, mark
+from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import DataError, EstimationError
-from dynid_ros.pipeline.identify import IdentificationResult
+from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
+from dynid_ros.pipeline.identification_result import IdentificationResult
+from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, inertia_about_com
+from dynid_ros.robot.urdf_writer import attached_parameters, write_identified_urdf
 
 PARAMETERS_FILE = "parameters.yaml"
 URDF_FILE = "identified.urdf"
@@ -82,6 +86,7 @@ def report_dict(result: IdentificationResult) -> dict:
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
         "warnings": result.warnings,
+        "segments": result.processing.get("segments", []),
         **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
            if result.friction_sigmoid is not None else {}),
         "dynid_ros_version": __version__,
@@ -108,7 +113,6 @@ def parameters_dict(result: IdentificationResult) -> dict:
               for j, joint in enumerate(layout.joints)}
     kept = {m["name"] for m in result.not_identified}
     if result.friction_sigmoid is not None:  # Gaz et al. 2019 eq. 25
-        from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 
         for joint, phi in sigmoid_dict(result.friction_sigmoid, layout.joints).items():
             joints[joint]["sigmoid"] = phi
@@ -123,7 +127,9 @@ def parameters_dict(result: IdentificationResult) -> dict:
         "convention": "link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame "
                       "(dynid_ros.robot.parameters); inertia_com is about the CoM",
         "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
-                  "links": list(layout.links), "locked": list(model.locked), "following": model.following()},
+                  "links": list(layout.links), "locked": list(model.locked),
+                  "locked_positions": {j: float(model.locked_positions[j]) for j in model.locked},
+                  "following": model.following()},
         "options": {"method": result.options.method, "consistency": result.options.consistency,
                     "solver": result.options.solver, "friction": list(layout.friction),
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
@@ -151,7 +157,6 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
     """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
     ``report.json`` into ``out``, atomically; ``out`` must be new or an earlier result, clear of
     ``inputs`` (the bag, the URDF). Returns warnings."""
-    from dynid_ros.robot.urdf_writer import write_identified_urdf
 
     warnings: list[str] = []
 
@@ -172,9 +177,6 @@ def check_written_urdf(result: IdentificationResult, path: Path) -> None:
     """Raise EstimationError unless the URDF at ``path``, read back, is physically consistent (the result's
     consistency level, every identified link without its attached parts): ``feasible`` is a claim about
     the file a user loads, not only about the estimate."""
-    from dynid_ros.dynamics.feasibility import min_eigenvalues
-    from dynid_ros.robot.model import load_model, nominal_parameters
-    from dynid_ros.robot.urdf_writer import attached_parameters
 
     model = load_model(urdf=path, joints=list(result.layout.joints))
     layout = model.layout_for(result.layout.friction, result.layout.armature)

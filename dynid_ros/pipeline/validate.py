@@ -14,11 +14,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.joint_states import JointStateSeries, held_positions
+from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
-from dynid_ros.pipeline.identify import IdentificationOptions, StageTimer, prepare_series, relative_error
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters, sigmoid_torque
+from dynid_ros.pipeline.linear_identification import prepare_series
+from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
+from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -44,15 +49,17 @@ class ValidationResult:
                 "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}
 
 
-def load_result_model(result_dir: Path, parameters: dict) -> RobotModel:
-    """The identified robot of a result directory (its URDF, or the DH file it came from)."""
+def load_result_model(result_dir: Path, parameters: dict, locked_at: dict[str, float] | None = None) -> RobotModel:
+    """The identified robot of a result directory (its URDF, or the DH file it came from); the locked joints
+    at ``locked_at``, else where the identification data held them."""
     joints = parameters["robot"]["joints"]
+    locked_at = {**(parameters["robot"].get("locked_positions") or {}), **(locked_at or {})}
     urdf = Path(result_dir) / URDF_FILE
     if urdf.is_file():
-        return load_model(urdf=urdf, joints=joints)
+        return load_model(urdf=urdf, joints=joints, locked_at=locked_at)
     source = parameters["robot"].get("source")
     if source and Path(source).is_file():
-        return load_model(dh=source, joints=joints)
+        return load_model(dh=source, joints=joints, locked_at=locked_at)
     raise DataError(f"{result_dir}: no {URDF_FILE} and the source description {source} is not available")
 
 
@@ -62,7 +69,7 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
     timer = StageTimer()
     with timer.stage("load"):
         parameters = load_parameters(result_dir)
-        model = load_result_model(result_dir, parameters)
+        model = load_result_model(result_dir, parameters, held_positions(series.window(start, end)))
         opts = parameters["options"]
         options = IdentificationOptions(friction=tuple(opts["friction"]), armature=bool(opts["armature"]),
                                         start=start, end=end, effort_scale=opts.get("effort_scale"))
@@ -73,7 +80,6 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
                             f"{layout.n_parameters}")
         sigmoid = None
         if "sigmoid" in layout.friction:
-            from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters
 
             sigmoid = sigmoid_from_parameters(parameters, layout.joints)
     with timer.stage("process"):
@@ -84,9 +90,7 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
                      processing: dict) -> ProcessedData:
     """The window of ``series`` in the model's joint order, processed as at identification."""
-    from dynid_ros.data.signal_processing import ProcessingOptions, process
-
-    return process(prepare_series(series, model, options), ProcessingOptions(**processing))
+    return process(prepare_series(series, model, options), ProcessingOptions.from_record(processing))
 
 
 def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,
@@ -97,7 +101,6 @@ def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.nd
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
         if sigmoid is not None:
-            from dynid_ros.estimation.sigmoid_friction import sigmoid_torque
 
             tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
         err, per_joint = relative_error(data.tau_raw, tau_hat)

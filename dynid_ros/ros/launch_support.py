@@ -23,9 +23,6 @@ from pathlib import Path
 
 from dynid_ros.errors import ConfigError, DynidError, ModelError
 
-ROBOTS = ("panda", "ur5e")
-"""Robots with shipped URDF, config and controllers files."""
-
 
 def given(parameters: Mapping[str, object]) -> dict:
     """The parameters whose value is not an empty string (empty launch arguments mean "default")."""
