@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dynid_ros.errors import ConfigError, DynidError, ModelError
+from dynid_ros.excitation.limits import limits_from_model
+from dynid_ros.robot.model import load_model
 
 
 def given(parameters: Mapping[str, object]) -> dict:
@@ -58,9 +60,6 @@ def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
     excitation can start without first leaving a forbidden region (UR5e: shoulder_lift_joint in
     [-2.95, -0.2]; Panda: joint 4 below zero).
     """
-    from dynid_ros.excitation.limits import limits_from_model  # deferred: pinocchio, only where a pose is needed
-    from dynid_ros.robot.model import load_model
-
     model = load_model(urdf=urdf, xacro_args=list(xacro_args) or None)
     if str(text).strip():
         pose = parse_positions(text)
