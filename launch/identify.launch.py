@@ -14,7 +14,14 @@ excitation node, whose limits are the authority, and to the identification node 
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.ros.launch_support import as_bool, early_exit_handlers, given, job_end_handlers, run_directory
+from dynid_ros.ros.launch_support import (
+    as_bool,
+    dynid_executable,
+    early_exit_handlers,
+    given,
+    job_end_handlers,
+    run_directory,
+)
 from launch import LaunchDescription
 
 ARGUMENTS = {
@@ -50,19 +57,19 @@ def launch_nodes(context: object) -> list:
                    "robot_description_topic": arg("robot_description_topic")})
     update_rsp = as_bool(arg("update_robot_state_publisher"))
     nodes = [
-        Node(package="dynid_ros", executable="excitation_node", name="excitation_node", output="screen",
+        Node(**dynid_executable("excitation_node"), name="excitation_node", output="screen",
              parameters=[common, robot, given({"trajectory_file": arg("trajectory_file"),
                                                "controller_name": arg("controller_name"), "mode": arg("mode"),
                                                "cycles": arg("cycles")})]),
-        Node(package="dynid_ros", executable="recorder_node", name="recorder_node", output="screen",
+        Node(**dynid_executable("recorder_node"), name="recorder_node", output="screen",
              parameters=[common, given({"bag_path": bag})]),
-        Node(package="dynid_ros", executable="identification_node", name="identification_node", output="screen",
+        Node(**dynid_executable("identification_node"), name="identification_node", output="screen",
              parameters=[common, robot, given({"bag_path": bag, "output_dir": out, "method": arg("method"),
                                                "update_robot_state_publisher": update_rsp})]),
     ]
     if not as_bool(arg("autorun")):
         return [*nodes, *early_exit_handlers(nodes)]
-    orchestrator = Node(package="dynid_ros", executable="orchestrator_node", name="orchestrator_node",
+    orchestrator = Node(**dynid_executable("orchestrator_node"), name="orchestrator_node",
                         output="screen", parameters=[common, {"shutdown_when_done": True}])
     return [*nodes, orchestrator, *early_exit_handlers(nodes), *job_end_handlers(orchestrator, "orchestrator_node")]
 

@@ -11,7 +11,7 @@ Without ROS at all, ``dynid identify --urdf urdf/panda.urdf --bag run1/ --out re
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.ros.launch_support import as_bool, given, job_end_handlers, run_directory
+from dynid_ros.ros.launch_support import as_bool, dynid_executable, given, job_end_handlers, run_directory
 from launch import LaunchDescription
 
 ARGUMENTS = {
@@ -36,7 +36,7 @@ def launch_nodes(context: object) -> list:
 
     out = arg("output_dir") or str(run_directory() / "result")
     update_rsp = as_bool(arg("update_robot_state_publisher"))
-    node = Node(package="dynid_ros", executable="identification_node", name="identification_node", output="screen",
+    node = Node(**dynid_executable("identification_node"), name="identification_node", output="screen",
                 parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"),
                                    "urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
                                    "robot_description_topic": arg("robot_description_topic"),

@@ -71,8 +71,7 @@ def generate_launch_description() -> LaunchDescription:
                                                             "gz_sim.launch.py"])),
         launch_arguments={"gz_args": ["-r ", LaunchConfiguration("world")]}.items())
     identify = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(PathJoinSubstitution([FindPackageShare("dynid_ros"), "launch",
-                                                            "identify.launch.py"])),
+        PythonLaunchDescriptionSource(str(Path(__file__).with_name("identify.launch.py"))),
         launch_arguments={"robot": LaunchConfiguration("robot"), "mode": "action", "use_sim_time": "true",
                           "trajectory_file": LaunchConfiguration("trajectory_file"),
                           "cycles": LaunchConfiguration("cycles"), "bag_path": LaunchConfiguration("bag_path"),

@@ -13,16 +13,17 @@ reason when the run aborts or a node fails (identify.launch.py). Another robot: 
 the robot published there.
 """
 
+from pathlib import Path
+
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
 
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import robot_file
 from dynid_ros.ros.common import resolve_file
-from dynid_ros.ros.launch_support import early_exit_handlers, given, parse_positions, start_positions
+from dynid_ros.ros.launch_support import dynid_executable, early_exit_handlers, given, parse_positions, start_positions
 from launch import LaunchDescription
 
 ARGUMENTS = {
@@ -67,7 +68,7 @@ def launch_sim(context: object) -> list:
     def arg(name: str) -> str:
         return context.launch_configurations[name]
 
-    sim = Node(package="dynid_ros", executable="sim_node", name="sim_node", output="screen",
+    sim = Node(**dynid_executable("sim_node"), name="sim_node", output="screen",
                parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"), "rate_hz": arg("rate_hz"),
                                   "truth": arg("truth"), "urdf_path": arg("urdf_path"),
                                   "xacro_args": arg("xacro_args").split() or "",
@@ -80,8 +81,7 @@ def generate_launch_description() -> LaunchDescription:
     arguments = [DeclareLaunchArgument(name, default_value=default, description=text)
                  for name, (default, text) in ARGUMENTS.items()]
     identify = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(PathJoinSubstitution([FindPackageShare("dynid_ros"), "launch",
-                                                            "identify.launch.py"])),
+        PythonLaunchDescriptionSource(str(Path(__file__).with_name("identify.launch.py"))),
         launch_arguments={"robot": LaunchConfiguration("robot"), "config_file": LaunchConfiguration("config_file"),
                           "urdf_path": LaunchConfiguration("urdf_path"),
                           "xacro_args": LaunchConfiguration("xacro_args"),

@@ -42,6 +42,14 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+def node_executable(call: ast.Call) -> tuple[str, str]:
+    """(package, executable) of a ``Node(package=..., executable=...)`` or ``Node(**dynid_executable("x"))``."""
+    for item in call.keywords:
+        if item.arg is None and isinstance(item.value, ast.Call) and call_name(item.value) == "dynid_executable":
+            return "dynid_ros", item.value.args[0].value
+    return keyword(call, "package").value, keyword(call, "executable").value
+
+
 def call_name(call: ast.Call) -> str:
     return call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
 
@@ -97,7 +105,7 @@ def test_nodes_use_existing_executables_and_declared_parameters(path):
     nodes = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and call_name(c) == "Node"]
     assert nodes, "no Node in the launch file"
     for call in nodes:
-        package, executable = keyword(call, "package").value, keyword(call, "executable").value
+        package, executable = node_executable(call)
         if package != "dynid_ros":
             assert package in depends, f"{path.name}: package {package} is not an exec_depend in package.xml"
             continue
@@ -122,11 +130,11 @@ def test_included_launch_files_and_their_arguments_exist(path):
         else:
             assert package in exec_depends(), f"{path.name}: {package} is not in package.xml"
     for call in (c for c in ast.walk(tree) if isinstance(c, ast.Call) and call_name(c) == "IncludeLaunchDescription"):
-        source = call.args[0].args[0]  # PythonLaunchDescriptionSource(PathJoinSubstitution([...]))
-        parts = source.args[0].elts
-        if parts[0].args[0].value != "dynid_ros":
+        sibling = [c.args[0].value for c in ast.walk(call) if isinstance(c, ast.Call) and call_name(c) == "with_name"]
+        if not sibling:  # another package's: PythonLaunchDescriptionSource(PathJoinSubstitution([...]))
             continue
-        included = parse(ROOT / "/".join(p.value for p in parts[1:]))
+        assert (ROOT / "launch" / sibling[0]).is_file(), f"{path.name}: includes {sibling[0]}, not in launch/"
+        included = parse(ROOT / "launch" / sibling[0])  # Path(__file__).with_name(...): installed beside this file
         passed = dict_keys(keyword(call, "launch_arguments"), {})
         assert passed <= launch_arguments(included), f"{path.name}: {passed - launch_arguments(included)}"
 

@@ -18,6 +18,7 @@ colcon install):
 | offline, failing | Panda | a bag that does not exist | - |
 | sim_mujoco, aborting | UR5e started outside its excitation limits | robot:=ur5e | action |
 | sim_gazebo (stand-ins) | Panda | robot:=panda | action |
+| offline, as installed by pip (no lib/dynid_ros) | Panda | a bag that does not exist | - |
 | ros2 launch sim_mujoco + Ctrl-C | Panda | robot:=panda | action |
 """
 
@@ -155,7 +156,27 @@ def test_offline_launch_fails_with_the_reason(launch_env, tmp_path):
     run = run_launch([include("offline.launch.py", {
         "robot": "panda", "bag_path": str(tmp_path / "no_bag"), "output_dir": str(tmp_path / "result")})], 60)
     assert run.code == 1, run.tail()
+    assert "no such bag" in run.output_of("identification_node"), run.tail()
+    assert list(run.exits.values()) == [0], run.exits  # stopped by the launch, cleanly
     assert not (tmp_path / "result").exists()
+
+
+def test_after_pip_install_the_launch_finds_the_console_scripts_in_bin(launch_env, tmp_path, monkeypatch):
+    """What ``pip install .`` installs: the ament index entry and share/dynid_ros (data files), the executables in
+    bin/ only. The launch files then run the console scripts beside the launch's Python (launch_support.
+    dynid_executable): identification_node starts and reports the missing bag."""
+    prefix = tmp_path / "pip_prefix"
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    (index / "dynid_ros").touch()
+    (prefix / "share" / "dynid_ros" / "launch").mkdir(parents=True)
+    for path in (ROOT / "launch").glob("*.launch.py"):
+        (prefix / "share" / "dynid_ros" / "launch" / path.name).symlink_to(path)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join([str(prefix), sys.prefix]))
+    run = run_launch([include("offline.launch.py", {"robot": "panda", "bag_path": str(tmp_path / "no_bag")})], 60)
+    assert not (prefix / "lib").exists()
+    assert run.code == 1, run.tail()
+    assert "no such bag" in run.output_of("identification_node"), run.tail()
 
 
 def test_an_aborted_run_ends_the_launch_with_status_1(launch_env, trajectories, tmp_path):

@@ -16,6 +16,7 @@ reason when it fails (see its docstring).
 from __future__ import annotations
 
 import re
+import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -121,10 +122,22 @@ def gazebo_urdf(urdf_text: str, joints: Sequence[str], controllers_file: str | P
     return ET.tostring(root, encoding="unicode")
 
 
+def failing(reason: str) -> list:
+    """Actions that fail the launch with ``reason`` (:class:`JobFailed`) once the current event is handled: raised
+    inside an event handler, the exception would keep the event from the handlers after it (the screen output of
+    the very line that gave the reason, say)."""
+    from launch.actions import OpaqueFunction, TimerAction  # deferred: the launch stack, only in launch files
+
+    def fail(context: object) -> None:
+        raise JobFailed(reason)
+
+    return [TimerAction(period=0.0, actions=[OpaqueFunction(function=fail)])]
+
+
 class JobFailed(RuntimeError):
     """The launched job failed; the message is the reason.
 
-    Raised from a launch event handler: ``LaunchService`` logs ``Caught exception in launch (see debug for
+    Raised by the action :func:`failing` returns: ``LaunchService`` logs ``Caught exception in launch (see debug for
     traceback): <reason>``, shuts the launch down and returns 1, so ``ros2 launch`` exits 1 (launch has no
     other way to end with a non-zero status; a ``Shutdown`` event always ends it with 0).
     """
@@ -139,7 +152,8 @@ def _message(line: str) -> str:
     return re.sub(r"^(\[[^\]]*\]\s*)+:?\s*", "", line)
 
 
-def job_end_handlers(job: object, name: str, done: str | None = None, failed: str = r"\]: aborted: ") -> list:
+def job_end_handlers(job: object, name: str, done: str | None = None, failed: str = r"\]: aborted: ",
+                     grace: float = 1.0) -> list:
     """Event handlers that end the launch when the process ``job`` (a launch_ros ``Node`` named ``name``) ends
     its job.
 
@@ -150,17 +164,19 @@ def job_end_handlers(job: object, name: str, done: str | None = None, failed: st
     reason: exit 1. When ``done`` is given, ``job`` keeps running after its job (identification_node of
     offline.launch.py): a line of it matching ``done`` ends the launch, one matching ``failed`` fails it.
     ``failed`` is searched in the whole log line (``[ERROR] [stamp] [node]: message``), ``done`` in the
-    message; the reason given is the message.
+    message; the reason given is the message. After a ``done`` line the launch waits ``grace`` seconds before
+    it stops the node (SIGINT): the node publishes its result and final status right after that line.
     During a shutdown (Ctrl-C, or the job's end) an exit is expected and changes nothing.
     """
-    from launch.actions import EmitEvent, LogInfo, RegisterEventHandler  # deferred: the launch stack, only
-    from launch.event_handlers import OnProcessExit, OnProcessIO  # in launch files
+    from launch.actions import EmitEvent, LogInfo, RegisterEventHandler, TimerAction  # deferred: the launch
+    from launch.event_handlers import OnProcessExit, OnProcessIO  # stack, only in launch files
     from launch.events import Shutdown
 
     seen: dict[str, str] = {}
 
-    def finish(reason: str) -> list:
-        return [LogInfo(msg=f"{name}: {reason}"), EmitEvent(event=Shutdown(reason=f"{name}: {reason}"))]
+    def finish(reason: str, delay: float = 0.0) -> list:
+        shutdown = EmitEvent(event=Shutdown(reason=f"{name}: {reason}"))
+        return [LogInfo(msg=f"{name}: {reason}"), TimerAction(period=delay, actions=[shutdown]) if delay else shutdown]
 
     def on_output(event: object) -> list | None:
         if done is not None and seen:  # already ending
@@ -170,11 +186,11 @@ def job_end_handlers(job: object, name: str, done: str | None = None, failed: st
             if re.search(failed, line):
                 seen["failed"] = message
                 if done is not None:
-                    raise JobFailed(f"{name} {message}")
+                    return failing(f"{name} {message}")
             elif re.search(r"^done: ", message) or (done is not None and re.search(done, message)):
                 seen["done"] = message
                 if done is not None:
-                    return finish(message)
+                    return finish(message, grace)
         return None
 
     def on_job_exit(event: object, context: object) -> list | None:
@@ -182,7 +198,7 @@ def job_end_handlers(job: object, name: str, done: str | None = None, failed: st
             return None
         if event.returncode == 0 and "failed" not in seen and (done is None or "done" in seen):
             return finish(seen.get("done", "done"))
-        raise JobFailed(f"{name} {seen.get('failed') or f'ended with exit code {event.returncode}'}")
+        return failing(f"{name} {seen.get('failed') or f'ended with exit code {event.returncode}'}")
 
     return [RegisterEventHandler(OnProcessIO(target_action=job, on_stdout=on_output, on_stderr=on_output)),
             RegisterEventHandler(OnProcessExit(target_action=job, on_exit=on_job_exit))]
@@ -195,8 +211,31 @@ def early_exit_handlers(processes: Sequence[object]) -> list:
     from launch.actions import RegisterEventHandler  # deferred: the launch stack, only in launch files
     from launch.event_handlers import OnProcessExit
 
-    def on_exit(event: object, context: object) -> None:
-        if not context.is_shutdown:
-            raise JobFailed(f"{event.action.name} ended with exit code {event.returncode} before the job was done")
+    def on_exit(event: object, context: object) -> list | None:
+        if context.is_shutdown:
+            return None
+        return failing(f"{event.action.name} ended with exit code {event.returncode} before the job was done")
 
     return [RegisterEventHandler(OnProcessExit(target_action=process, on_exit=on_exit)) for process in processes]
+
+
+def dynid_executable(executable: str) -> dict[str, str]:
+    """``Node(**dynid_executable("sim_node"), ...)``: where the launch finds a dynid_ros node.
+
+    ``package="dynid_ros"`` when the package's prefix has ``lib/dynid_ros/<executable>``, where launch_ros looks
+    (``colcon build`` puts the console scripts there); otherwise the console script ``pip install .`` put in
+    ``bin/`` beside the Python running the launch, by path (pip ignores setup.cfg's ``install_scripts``).
+    """
+    # deferred: a ROS package, absent without ROS
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        if (Path(get_package_prefix("dynid_ros")) / "lib" / "dynid_ros" / executable).exists():
+            return {"package": "dynid_ros", "executable": executable}
+    except (PackageNotFoundError, ValueError):
+        pass
+    beside = Path(sys.executable).parent / executable
+    if not beside.exists():
+        raise ConfigError(f"dynid_ros executable {executable} not found: neither in lib/dynid_ros of an ament prefix "
+                          f"(colcon build) nor in {beside.parent} (pip install .)")
+    return {"executable": str(beside)}
