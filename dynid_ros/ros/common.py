@@ -124,7 +124,8 @@ def json_message(content: dict) -> object:
     return String(data=json.dumps(content))
 
 
-def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str]]) -> object:
+def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str]],
+                    callback_group: object | None = None) -> object:
     """A ``std_srvs/Trigger`` service ``name`` answered by ``handler() -> (success, message)``."""
     from std_srvs.srv import Trigger
 
@@ -132,7 +133,7 @@ def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str
         response.success, response.message = handler()
         return response
 
-    return node.create_service(Trigger, name, answer)
+    return node.create_service(Trigger, name, answer, callback_group=callback_group)
 
 
 def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False,
