@@ -40,14 +40,14 @@ class Robot:
     ``follows``, moves the published pose along it as a joint_trajectory_controller does (the core's
     TrajectoryReference: the same interpolation as sim_node, without its dynamics) or to each streamed command."""
 
-    def __init__(self, spinner, names, pose, controller=True, follows=True):
+    def __init__(self, spinner, names, pose, controller=True, follows=True, topic="/joint_states"):
         from dynid_ros.execution.trajectory_reference import TrajectoryReference
 
         self.node = spinner.add(Node("robot", context=spinner.context))
         self.names, self.pose, self.publishing, self.follows = list(names), list(pose), True, follows
         self.reference = None
         self._hold = TrajectoryReference.hold
-        self.state_pub = self.node.create_publisher(JointState, "/joint_states", 10)
+        self.state_pub = self.node.create_publisher(JointState, topic, 10)
         self.node.create_timer(0.01, self._publish)
         self.trajectories = Latest(self.node, JointTrajectory, CONTROLLER_TOPIC) if controller else None
         if controller:
@@ -379,12 +379,13 @@ def test_action_mode_drives_sim_node_to_done(spinner, sim_process, trajectory_fi
     from dynid_ros.execution.trajectory_execution import prepare_profile
 
     arm = Arm(spinner, sim_process)
-    node = excitation(spinner, trajectory_file, mode="action", goal_tolerance=0.01)
+    # cycles 3: the checks of a longer motion used to outlast the joint-state timeout and abort what was just sent
+    node = excitation(spinner, trajectory_file, mode="action", goal_tolerance=0.01, cycles=3)
     time.sleep(0.3)
     q_start = arm.position
     response = call_trigger(arm.node, "/excitation_node/start")
     assert response.success and "action mode" in response.message, response.message
-    profile = prepare_profile(load_trajectory(trajectory_file), q_start, 1, 1000.0, robot_limits_of("panda"))
+    profile = prepare_profile(load_trajectory(trajectory_file), q_start, 3, 1000.0, robot_limits_of("panda"))
     wait_for(lambda: "done" in arm.states_seen() or "aborted" in arm.states_seen(), timeout=profile.duration + 10,
              what="the end of the excitation")
     assert arm.status.last["state"] == "done", arm.status.last
@@ -447,6 +448,7 @@ def test_path_tolerance_abort_reports_the_servers_error(spinner, sim_process, tr
 
 SCRIPTED = "scripted_controller"  # not sim_node's controller name: sim_process may be running
 SCRIPTED_ACTION = f"/{SCRIPTED}/follow_joint_trajectory"
+SCRIPTED_STATES = "/scripted_joint_states"  # nor its joint states topic
 
 
 class ScriptedServer:
@@ -488,9 +490,9 @@ class ScriptedServer:
     ("reject", "goal rejected by the controller"),
 ])
 def test_server_verdicts_end_the_excitation(spinner, trajectory_file, mid_pose, answer, words):
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    robot = Robot(spinner, PANDA, mid_pose, controller=False, topic=SCRIPTED_STATES)
     server = ScriptedServer(spinner, answer)
-    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, joint_states_topic=SCRIPTED_STATES)
     time.sleep(0.3)
     assert call_trigger(robot.node, "/excitation_node/start").success
     wait_for(lambda: robot.status.last["state"] == "aborted", what="aborted")
@@ -501,9 +503,10 @@ def test_server_verdicts_end_the_excitation(spinner, trajectory_file, mid_pose, 
 
 def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, mid_pose):
     """The server exists (discovered, ready) but its node is never spun: the goal gets no answer."""
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    robot = Robot(spinner, PANDA, mid_pose, controller=False, topic=SCRIPTED_STATES)
     ScriptedServer(spinner, ("succeed", 0, ""), spin=False)
-    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5,
+               joint_states_topic=SCRIPTED_STATES)
     time.sleep(0.3)
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success and "moving" in response.message
@@ -514,8 +517,9 @@ def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, m
 
 
 def test_absent_action_server_hits_wait_timeout(spinner, trajectory_file, mid_pose):
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
-    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5)
+    robot = Robot(spinner, PANDA, mid_pose, controller=False, topic=SCRIPTED_STATES)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5,
+               joint_states_topic=SCRIPTED_STATES)
     time.sleep(0.3)
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success and "waiting for the controller" in response.message

@@ -67,8 +67,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.excitation.trajectory_file import load_trajectory
 from dynid_ros.execution.excitation_supervisor import ExcitationSupervisor, SupervisorSettings
+from dynid_ros.execution.robot_limits import robot_limits
 from dynid_ros.execution.trajectory_execution import MODES
+from dynid_ros.robot.model import load_model
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
     Param,
@@ -174,16 +177,11 @@ class ExcitationNode(Node):
 
     def _load(self) -> tuple[object, object]:
         """The checked trajectory file (loaded again only when it changed) and the robot's limits (once)."""
-        from dynid_ros.excitation.trajectory_file import load_trajectory
-
         path = resolve_file(self.params["trajectory_file"], "trajectory_file")
         key = (str(path), path.stat().st_mtime_ns)
         if self._trajectory_cache is None or self._trajectory_cache[0] != key:
             self._trajectory_cache = (key, load_trajectory(path))
         if self._robot_limits is None:
-            from dynid_ros.execution.robot_limits import robot_limits
-            from dynid_ros.robot.model import load_model
-
             urdf = robot_urdf(self.params, self)
             model = load_model(urdf=urdf, xacro_args=xacro_args(self.params))
             self._robot_limits = robot_limits(model, self.params["_config"], source=robot_source(self.params, urdf))
