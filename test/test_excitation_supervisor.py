@@ -5,6 +5,7 @@ The supervisor runs the real trajectory file, robot limits and motion check; the
 test_node_excitation.py) and time is a settable clock, so a slow start is reproduced exactly.
 """
 
+import subprocess
 import sys
 
 import numpy as np
@@ -75,7 +76,9 @@ def publish(sup, q, names=PANDA.joints):
 
 
 def test_no_ros_is_loaded():
-    assert "rclpy" not in sys.modules
+    code = "import sys, dynid_ros.execution.excitation_supervisor; print('rclpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_joint_states_of_two_publishers_are_merged_by_name():
@@ -168,20 +171,38 @@ def test_a_robot_still_moving_gets_its_motion_rebuilt_before_the_send(excitation
 
 def test_a_motion_the_robot_does_not_follow_is_stopped_not_done(excitation):
     clock = Clock()
-    sup, link = make(excitation, clock)
+    sup, link = make(excitation, clock, wait_timeout=1.0)
     q0 = excitation.limits.position.mean(axis=1) + 0.2  # the approach moves every joint by 0.2 rad
     publish(sup, q0)
     assert sup.start()[0]
     profile = link.sent[0]
-    for _ in range(int(profile.duration / 0.05) + 20):  # the arm stays where it was
+    for _ in range(int((profile.duration + 0.2 + 1.0) / 0.05) + 2):  # the arm stays where it was
         clock.now += 0.05
         publish(sup, q0)
         sup.tick()
         if not sup.run.active:
             break
     assert sup.run.state.value == "aborted"
-    assert "the robot does not follow the motion" in sup.run.message
+    assert "the robot did not reach the end pose within 1 s after the motion's end" in sup.run.message
     assert link.halts == 1
+
+
+def test_a_robot_that_stays_behind_for_longer_than_the_allowed_lag_is_stopped(excitation):
+    """A long motion (approach of 1.5 rad) with the arm stuck at its start: stopped while moving."""
+    clock = Clock()
+    sup, link = make(excitation, clock)
+    q0 = excitation.limits.position.mean(axis=1) + np.array([1.5, 0, 0, 0, 0, 0, 0])
+    publish(sup, q0)
+    assert sup.start()[0], sup.run.message
+    for _ in range(400):
+        clock.now += 0.05
+        publish(sup, q0)
+        sup.tick()
+        if not sup.run.active:
+            break
+    assert sup.run.state.value == "aborted"
+    assert "the robot does not follow the motion: joint panda_joint1" in sup.run.message
+    assert clock.now - sup.run.t_start < link.sent[0].t_excitation_start + 2.5
 
 
 def test_the_end_needs_joint_states_from_after_the_end(excitation):

@@ -1,6 +1,7 @@
 """sim_node's controller, goal loop and start pose without ROS (dynid_ros.sim.trajectory_controller), on the
 embedded MuJoCo robot with the shipped Panda and UR5e configs."""
 
+import subprocess
 import sys
 
 import numpy as np
@@ -29,7 +30,9 @@ def controller():
 
 
 def test_no_ros_is_loaded():
-    assert "rclpy" not in sys.modules
+    code = "import sys, dynid_ros.sim.trajectory_controller; print('rclpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_default_start_pose_is_inside_the_excitation_limits_of_each_robot():

@@ -141,6 +141,7 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     """``main`` of a node: init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
 
     A DynidError while constructing the node (bad parameter, file) is logged on one line; exit code 2.
+    A node that shut the context down itself (its job done) exits with its ``exit_code`` attribute (0 if none).
     ``talk_on_shutdown``: Ctrl-C (SIGINT) ends the spinning but leaves the context valid while
     ``destroy_node`` runs, so the node can still send (a cancel request, say) and wait for the answer;
     rclpy's own SIGINT handler would shut the context down first.
@@ -163,6 +164,7 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
         executor.add_node(node)
         while rclpy.ok() and not interrupted.is_set():
             executor.spin_once(timeout_sec=0.1)
+        code = int(getattr(node, "exit_code", 0))  # a node that ended its job by itself says how it went
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except DynidError as err:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import time
 
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -102,7 +103,9 @@ class SimNode(Node):
         controller = p["controller_name"].strip("/")
         self.state_pub = self.create_publisher(
             JointState, p["joint_states_topic"], QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
-        self.create_subscription(JointTrajectory, f"/{controller}/joint_trajectory", self._on_trajectory, 10)
+        # trajectories are checked (a fraction of a second) in their own callback group: the stepping goes on
+        self.create_subscription(JointTrajectory, f"/{controller}/joint_trajectory", self._on_trajectory, 10,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
         self._active_goal = None
         self._closing = False
         self._action_server = self._make_action_server(f"/{controller}/follow_joint_trajectory")
@@ -240,10 +243,9 @@ class SimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    from importlib.util import find_spec
-
-    # the action server's execute callback waits for the goal's end: it needs a second executor thread
-    return run(SimNode, args, multithreaded=find_spec("control_msgs") is not None)
+    # several executor threads: the action server's execute callback waits for the goal's end, and the
+    # trajectory checks must not stop the stepping
+    return run(SimNode, args, multithreaded=True)
 
 
 if __name__ == "__main__":

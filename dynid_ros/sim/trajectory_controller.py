@@ -35,6 +35,10 @@ from dynid_ros.execution.trajectory_reference import TrajectoryReference
 MAX_CATCH_UP_STEPS = 200
 """Most steps one call runs; further behind real time, the simulation slows down instead."""
 
+RECHECK_TOLERANCE = 1e-3
+"""Largest change [rad, rad/s] of the measured state while a trajectory is checked for it to be
+installed from the new state unchecked (an arm holding still); beyond it, it is checked again."""
+
 
 def start_pose(joints: Sequence[str], given: Sequence[float], config_start: object, robot: RobotLimits,
                given_name: str = "start_positions") -> np.ndarray:
@@ -99,15 +103,22 @@ class SimulatedTrajectoryController:
     def measured(self) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``(time, (q, dq, 0))``: the measured state (the reference before the first step)."""
         with self._lock:
-            now, sample = self.sim.time, self.last_sample
-            if sample is None:
-                return now, (self.reference.sample(now)[0], np.zeros(len(self.joints)), np.zeros(len(self.joints)))
-            return now, (sample.position.copy(), sample.velocity.copy(), np.zeros(len(self.joints)))
+            return self._measured()
+
+    def _measured(self) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        now, sample, zero = self.sim.time, self.last_sample, np.zeros(len(self.joints))
+        if sample is None:
+            return now, (self.reference.sample(now)[0], zero, zero.copy())
+        return now, (sample.position.copy(), sample.velocity.copy(), zero)
 
     def follow(self, t0: float | None, names: Sequence[str], times: Sequence[float],
                positions: Sequence[Sequence[float]], velocities: Sequence[Sequence[float]],
                accelerations: Sequence[Sequence[float]]) -> float:
         """Follow a new trajectory from the measured state; returns the time it ends.
+
+        The check runs off the lock (the simulation keeps stepping); the reference is then rebuilt from
+        the state measured when it is installed (``t0`` None: it starts then), which must be the checked
+        start state within :data:`RECHECK_TOLERANCE`, else it is checked again from there.
 
         Raises:
             TrajectoryError: it does not fit this robot (joints, sizes, times) or, from the measured state
@@ -115,13 +126,16 @@ class SimulatedTrajectoryController:
         """
         args = (t0, names, times, positions, velocities, accelerations)
         now, start = self.measured()
-        candidate = self.reference.replace(now, *args, start=start)
-        # checked off the lock (the simulation keeps running): the reference from now to its end, at 1 kHz
-        t = np.append(np.arange(now, candidate.end_time, 1.0 / CHECK_RATE_HZ), max(candidate.end_time, now))
-        check_motion(self.robot, self.joints, t, *candidate.sample_many(t))
-        with self._lock:
-            self.reference = candidate
-        return candidate.end_time
+        while True:
+            candidate = self.reference.replace(now, *args, start=start)
+            t = np.append(np.arange(now, candidate.end_time, 1.0 / CHECK_RATE_HZ), max(candidate.end_time, now))
+            check_motion(self.robot, self.joints, t, *candidate.sample_many(t))
+            with self._lock:
+                now, state = self._measured()
+                if all(np.abs(a - b).max() <= RECHECK_TOLERANCE for a, b in zip(state[:2], start[:2])):
+                    self.reference = self.reference.replace(now, *args, start=state)
+                    return self.reference.end_time
+            start = state  # the arm moved while the trajectory was checked (a running one): check again
 
     def hold(self) -> None:
         """Stop where the arm is (its measured position, as joint_trajectory_controller holds on cancel/abort)."""
