@@ -83,8 +83,7 @@ PARAMETERS = (
 )
 
 
-def duration_s(duration: object) -> float:
-    """Seconds of a builtin_interfaces/Duration."""
+def duration_s(duration: object) -> float:  # builtin_interfaces/Duration
     return duration.sec + 1e-9 * duration.nanosec
 
 
@@ -113,10 +112,9 @@ class SimNode(Node):
         self._stamp0_ns = self.get_clock().now().nanoseconds
         self._behind_warned = False
         self.create_timer(min(1.0 / p["rate_hz"], 0.002), self._step_due)
+        server = "action server on" if self._action_server is not None else "no control_msgs: no action server"
         self.get_logger().info(f"simulating {', '.join(self.joints)} at {p['rate_hz']:g} Hz; trajectories on "
-                               f"/{controller}/joint_trajectory"
-                               + (", action server on" + f" /{controller}/follow_joint_trajectory"
-                                  if self._action_server is not None else " (no control_msgs: no action server)"))
+                               f"/{controller}/joint_trajectory, {server} /{controller}/follow_joint_trajectory")
 
     @property
     def sim(self) -> object:
