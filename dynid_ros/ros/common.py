@@ -136,15 +136,15 @@ def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str
     return node.create_service(Trigger, name, answer, callback_group=callback_group)
 
 
-def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False,
-        talk_on_shutdown: bool = False) -> int:
-    """``main`` of a node: init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
+def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False) -> int:
+    """``main`` of a node (ros2/demos' pattern): init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
 
+    SIGINT (Ctrl-C) and SIGTERM (``ros2 launch`` escalating) end the spinning through a flag, not
+    rclpy's handler, which would shut the context down under running callbacks (``RCLError: the given
+    context is not valid``) and before the node can act: ``destroy_node`` runs with a valid context, so
+    a node can still stop its motion (send a cancel and wait for the answer) or close its bag. Exit 0.
     A DynidError while constructing the node (bad parameter, file) is logged on one line; exit code 2.
     A node that shut the context down itself (its job done) exits with its ``exit_code`` attribute (0 if none).
-    ``talk_on_shutdown``: Ctrl-C (SIGINT) ends the spinning but leaves the context valid while
-    ``destroy_node`` runs, so the node can still send (a cancel request, say) and wait for the answer;
-    rclpy's own SIGINT handler would shut the context down first.
     """
     import rclpy
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
@@ -152,10 +152,10 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
 
     from dynid_ros.errors import DynidError
 
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO if talk_on_shutdown else None)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     interrupted = threading.Event()
-    if talk_on_shutdown:  # a flag, not KeyboardInterrupt: that could surface inside rclpy's C++ calls
-        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    for number in (signal.SIGINT, signal.SIGTERM):  # a flag, not KeyboardInterrupt inside rclpy's C++ calls
+        signal.signal(number, lambda *_: interrupted.set())
     node = None
     code = 0
     try:
@@ -164,7 +164,7 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
         executor.add_node(node)
         while rclpy.ok() and not interrupted.is_set():
             executor.spin_once(timeout_sec=0.1)
-        code = int(getattr(node, "exit_code", 0))  # a node that ended its job by itself says how it went
+        code = int(getattr(node, "exit_code", 0))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except DynidError as err:

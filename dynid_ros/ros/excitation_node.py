@@ -224,7 +224,7 @@ class ExcitationNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     # on Ctrl-C: cancel the goal, wait for its end; several threads: ~/start's checks never hold up joint states
-    return run(ExcitationNode, args, multithreaded=True, talk_on_shutdown=True)
+    return run(ExcitationNode, args, multithreaded=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ Parameters:
     prior (nominal | none), total_mass (double[2]).
     update_robot_state_publisher (bool): also set ``robot_state_publisher_node``'s ``robot_description``
     (rcl_interfaces/SetParameters, waiting at most ``parameter_timeout`` s). identify_on_start (bool).
+    shutdown_when_done (bool): end the process after an identification: exit 0 if done, 1 if failed.
 
 Services:
     ``~/identify`` (std_srvs/Trigger): answers at once (refused when busy or the bag is missing); the
@@ -35,6 +36,7 @@ import threading
 import time
 from pathlib import Path
 
+import rclpy
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -76,6 +78,7 @@ PARAMETERS = (
     Param("robot_state_publisher_node", "/robot_state_publisher", "node whose robot_description is set"),
     Param("parameter_timeout", 5.0, "seconds to wait for robot_state_publisher's set_parameters service"),
     Param("identify_on_start", False, "run one identification when the node starts"),
+    Param("shutdown_when_done", False, "end the process after an identification (exit 0 if done, 1 if failed)"),
 )
 
 
@@ -94,6 +97,8 @@ class IdentificationNode(Node):
         self.report_pub = self.create_publisher(String, "~/report", qos)
         self.status_pub = self.create_publisher(String, "~/status", qos)
         trigger_service(self, "~/identify", self.identify)
+        self.exit_code = 0
+        self._ended = self.create_guard_condition(self._end)  # triggered by the worker thread
         self._publish_status()
         if self.params["identify_on_start"]:
             ok, message = self.identify()
@@ -206,11 +211,19 @@ class IdentificationNode(Node):
     def _set_state(self, state: str, message: str) -> None:
         self.state, self.message = state, message
         self._publish_status()
+        if state in ("done", "failed") and self.params["shutdown_when_done"]:
+            self.exit_code = 0 if state == "done" else 1
+            self._ended.trigger()
+
+    def _end(self) -> None:
+        """shutdown_when_done: end main's spinning half a second after the final status went out."""
+        self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context))
 
     def _publish_status(self) -> None:
+        if not self.context.ok():
+            return
         self.status_pub.publish(json_message({"state": self.state, "message": self.message,
                                               "output_dir": self.output_dir}))
-
 
 
 def main(args: list[str] | None = None) -> int:
