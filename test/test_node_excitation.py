@@ -141,6 +141,9 @@ def test_stop_while_moving_holds_the_robot(spinner, trajectory_file, mid_pose):
 
 def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
     robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    # a forward_command_controller names its joints in its "joints" parameter: stream_joints are checked against it
+    controller = spinner.add(Node("forward_position_controller", context=spinner.context))
+    controller.declare_parameter("joints", PANDA)
     commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
     excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
                stream_rate_hz=200.0, stream_joints=PANDA)
@@ -180,6 +183,21 @@ def test_gripper_joint_states_on_the_same_topic_are_merged(spinner, trajectory_f
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success, response.message
     wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
+
+
+def test_stream_joints_that_are_not_the_controllers_are_refused(spinner, trajectory_file, mid_pose):
+    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    controller = spinner.add(Node("forward_position_controller", context=spinner.context))
+    controller.declare_parameter("joints", PANDA[::-1])
+    commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
+    excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
+               stream_joints=PANDA)
+    time.sleep(0.3)
+    assert call_trigger(robot.node, "/excitation_node/start").success  # it waits for the controller's answer
+    wait_for(lambda: robot.status.last["state"] == "aborted", what="aborted")
+    assert "are not the joints of /forward_position_controller in its order (panda_joint7" in \
+        robot.status.last["message"]
+    assert commands.messages == []
 
 
 def refused(robot, match, start=True):

@@ -192,5 +192,5 @@ def test_shutdown_when_done_ends_the_process_with_status_1_and_the_reason_when_a
         process.wait(timeout=30)
     text = log.read_text()
     assert process.returncode == 1, text
-    assert "aborted: services not available within 0.5 s: /recorder_node/start" in text
+    assert "aborted: services not available within 0.5 s: " in text and "/identification_node/identify" in text
     assert "Traceback" not in text

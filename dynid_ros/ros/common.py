@@ -27,11 +27,35 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Param:
-    """One ROS parameter: name, default (its type is the parameter's type) and description."""
+    """One ROS parameter: name, default (its type is the parameter's type) and description.
+
+    ``read_only`` (the default): the node reads it once, at start, so ``ros2 param set`` is refused;
+    ``low``/``high``: its range (inclusive), declared in the descriptor and checked by rclpy.
+    """
 
     name: str
     default: object
     description: str
+    read_only: bool = True
+    low: float | None = None
+    high: float | None = None
+
+    def descriptor(self) -> object:
+        """The rcl_interfaces/ParameterDescriptor: description, read_only, range (fields Humble has too)."""
+        from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+        descriptor = ParameterDescriptor(description=self.description, read_only=self.read_only,
+                                         dynamic_typing=True)
+        if self.low is not None or self.high is not None:
+            if isinstance(self.default, int) and not isinstance(self.default, bool):
+                descriptor.integer_range = [IntegerRange(from_value=int(self.low if self.low is not None else -2**62),
+                                                         to_value=int(self.high if self.high is not None else 2**62),
+                                                         step=0)]
+            else:
+                descriptor.floating_point_range = [FloatingPointRange(
+                    from_value=float(self.low if self.low is not None else -1e300),
+                    to_value=float(self.high if self.high is not None else 1e300), step=0.0)]
+        return descriptor
 
 
 CONFIG_PARAMS = (
@@ -88,12 +112,18 @@ def coerce(param: Param, value: object) -> object:
 
 
 def declare_parameters(node: Node, schema: Sequence[Param]) -> dict:
-    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > config > default)."""
-    from rcl_interfaces.msg import ParameterDescriptor
+    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > config > default).
+
+    Raises:
+        ConfigError: a value outside the parameter's range, or of the wrong type.
+    """
+    from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 
     def declare(param: Param, default: object) -> object:
-        descriptor = ParameterDescriptor(description=param.description, dynamic_typing=True)
-        return node.declare_parameter(param.name, default, descriptor).value
+        try:
+            return node.declare_parameter(param.name, default, param.descriptor()).value
+        except (InvalidParameterValueException, InvalidParameterTypeException) as err:
+            raise ConfigError(f"parameter {param.name}: {err}") from err
 
     values = {p.name: coerce(p, declare(p, p.default)) for p in CONFIG_PARAMS}
     path = config_path(values["robot"], values["config_file"])
@@ -200,8 +230,8 @@ def resolve_file(path: str, what: str) -> Path:
 ROBOT_DESCRIPTION_PARAMS = (
     Param("xacro_args", [], "arguments name:=value of a urdf_path that is a .urdf.xacro"),
     Param("robot_description_topic", "", "topic (std_msgs/String, transient local) to read the URDF from when "
-          "robot_description and urdf_path are empty, e.g. /robot_description"),
-    Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic"),
+          "robot_description and urdf_path are empty ('': /robot_description when the config names no URDF either)"),
+    Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic", low=0.0),
 )
 """Where a node's robot description comes from, besides ``urdf_path`` and ``robot_description``."""
 
@@ -211,11 +241,19 @@ def xacro_args(params: dict) -> list[str]:
     return [str(a) for a in params.get("xacro_args") or () if str(a).strip()]
 
 
+DEFAULT_ROBOT_DESCRIPTION_TOPIC = "/robot_description"
+"""Where ros2_control-based robots publish their URDF (robot_state_publisher, transient local)."""
+
+
 def robot_urdf(params: dict, node: Node | None = None) -> Path:
-    """The URDF file of the robot from ``robot_description``, ``urdf_path``, a message on
-    ``robot_description_topic`` or the config's ``robot.urdf``; the URDF may have meshes (they are not read)."""
+    """The URDF file of the robot from, in this order: ``robot_description``, ``urdf_path``, a message on
+    ``robot_description_topic``, the config's ``robot.urdf``, else a message on ``/robot_description``
+    (as ROS users expect); the URDF may have meshes (they are not read)."""
     text = params["robot_description"]
     topic = params.get("robot_description_topic", "")
+    from_config = (params["_config"].get("robot") or {}).get("urdf", "")
+    if not text and not params["urdf_path"] and not topic and not from_config and node is not None:
+        topic = DEFAULT_ROBOT_DESCRIPTION_TOPIC
     if not text and not params["urdf_path"] and topic and node is not None:
         text = _description_from_topic(node, topic, float(params.get("robot_description_timeout", 10.0)))
     if text:
@@ -236,7 +274,7 @@ def robot_urdf(params: dict, node: Node | None = None) -> Path:
 def robot_source(params: dict, urdf: Path) -> str:
     """How errors name the robot: ``robot_description`` when its URDF came as text (parameter or topic)."""
     described = params["robot_description"] or (not params["urdf_path"] and params.get("robot_description_topic"))
-    return "robot_description" if described else str(urdf)
+    return "robot_description" if described or urdf.name.startswith("dynid_robot_") else str(urdf)
 
 
 def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
@@ -246,5 +284,7 @@ def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
 
     received, message = wait_for_message(String, node, topic, qos_profile=latched_qos(), time_to_wait=timeout)
     if not received or not message.data.strip():
-        raise ConfigError(f"no robot description on {topic} within {timeout:g} s")
+        hint = (" (the default robot source: set urdf_path, robot_description, robot or config_file otherwise)"
+                if topic == DEFAULT_ROBOT_DESCRIPTION_TOPIC else "")
+        raise ConfigError(f"no robot description on {topic} within {timeout:g} s{hint}")
     return message.data

@@ -59,7 +59,8 @@ class TopicLink:
 
 
 class StreamLink:
-    """Positions of the named ``joints`` (the forward controller's, in its order) at ``rate_hz``.
+    """Positions of the named ``joints`` (the forward controller's, in its order, checked against its ``joints``
+    parameter) at ``rate_hz``.
 
     Each command is the profile at the wall-clock time of the command: between two commands the
     profile moves by at most ``peak speed / rate_hz``; the node refuses rates below the controller's
@@ -72,9 +73,11 @@ class StreamLink:
     def __init__(self, node: Node, controller: str, rate_hz: float, joints: list[str],
                  held: Callable[[list[str]], np.ndarray], active: Callable[[], bool]) -> None:
         self.node, self.rate_hz, self.joints = node, rate_hz, list(joints)
-        self.topic = f"/{controller}/commands"
+        self.topic, self.controller = f"/{controller}/commands", f"/{controller}"
         self.publisher = node.create_publisher(Float64MultiArray, self.topic, 10)
         self._held, self._active = held, active
+        self._controller_joints: list[str] | None = None
+        self._parameters = self._request = None
         self._timer = None
         self._profile: ExecutionProfile | None = None
         self._t0 = 0.0
@@ -82,7 +85,31 @@ class StreamLink:
         self._base: np.ndarray | None = None
 
     def problem(self) -> str | None:
-        return f"no subscriber on {self.topic}" if self.node.count_subscribers(self.topic) == 0 else None
+        """Reachable once the controller subscribes and its ``joints`` parameter (ros2_control's
+        forward_command_controller) is exactly ``stream_joints``, in order; a mismatch is refused."""
+        if self.node.count_subscribers(self.topic) == 0:
+            return f"no subscriber on {self.topic}"
+        if self._controller_joints is None:
+            return self._ask_controller_joints()
+        if self._controller_joints != self.joints:
+            theirs = ", ".join(self._controller_joints) or "its joints parameter is unset"
+            raise ControllerError(f"stream_joints ({', '.join(self.joints)}) are not the joints of {self.controller} "
+                                  f"in its order ({theirs})")
+        return None
+
+    def _ask_controller_joints(self) -> str:
+        from rcl_interfaces.srv import GetParameters
+
+        if self._parameters is None:
+            self._parameters = self.node.create_client(GetParameters, f"{self.controller}/get_parameters")
+        if self._request is None and self._parameters.service_is_ready():
+            self._request = self._parameters.call_async(GetParameters.Request(names=["joints"]))
+        if self._request is not None and self._request.done():
+            response = self._request.result()
+            values = list(response.values) if response is not None else []
+            self._controller_joints = list(values[0].string_array_value) if values else []
+            return self.problem()
+        return f"waiting for the joints parameter of {self.controller}"
 
     def send(self, profile: ExecutionProfile) -> None:
         unknown = [j for j in profile.joints if j not in self.joints]

@@ -99,21 +99,24 @@ PARAMETERS = (
     Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
     Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
     Param("mode", "action", "action (FollowJointTrajectory) | topic (JointTrajectory) | stream (Float64MultiArray)"),
-    Param("stream_rate_hz", 100.0, "stream mode: position commands per second, each sampled from the profile"),
+    Param("stream_rate_hz", 100.0, "stream mode: position commands per second, each sampled from the profile",
+          low=1.0, high=10000.0),
     Param("stream_joints", [], "stream mode: the forward controller's joints, in the order of its commands"),
-    Param("point_rate_hz", 50.0, "action/topic mode: waypoints per second"),
-    Param("cycles", 1, "periods of the excitation"),
+    Param("point_rate_hz", 50.0, "action/topic mode: waypoints per second", low=1.0, high=10000.0),
+    Param("cycles", 1, "periods of the excitation", low=1, high=100000),
     Param("autostart", False, "start as soon as joint states and the controller are there"),
     Param("joint_states_topic", "/joint_states", "sensor_msgs/JointState topic"),
-    Param("state_timeout", 0.5, "joint states older than this [s] are stale"),
+    Param("state_timeout", 0.5, "joint states older than this [s] are stale", low=0.0),
     Param("wait_timeout", 10.0, "seconds a start waits for the controller (and, on autostart, joint states; "
-          "in action mode, for the answer to the goal)"),
-    Param("settle_time", 0.2, "topic/stream mode: done this long [s] after the profile ends"),
+          "in action mode, for the answer to the goal)", low=0.0),
+    Param("settle_time", 0.2, "topic/stream mode: done this long [s] after the profile ends", low=0.0),
     Param("path_tolerance", 0.0, "action mode: per-joint path position tolerance [rad] (0: derived from the "
           "profile, negative: the controller's default)"),
-    Param("goal_tolerance", 0.0, "action mode: per-joint goal position tolerance [rad] (0: controller default)"),
-    Param("goal_time_tolerance", 0.5, "action mode: goal time tolerance [s]"),
-    Param("check_rate_hz", 1000.0, "rate [Hz] at which the trajectory is checked against its limits"),
+    Param("goal_tolerance", 0.0, "action mode: per-joint goal position tolerance [rad] (0: controller default)",
+          low=0.0),
+    Param("goal_time_tolerance", 0.5, "action mode: goal time tolerance [s]", low=0.0),
+    Param("check_rate_hz", 1000.0, "rate [Hz] at which the trajectory is checked against its limits",
+          low=1000.0, high=100000.0),
 )
 
 

@@ -48,8 +48,8 @@ PARAMETERS = (
     Param("topics", ["/joint_states"], "topics to record; types come from the ROS graph"),
     Param("storage", "mcap", "rosbag2 storage: mcap | sqlite3"),
     Param("autostart", False, "start recording when the node starts"),
-    Param("discovery_timeout", 5.0, "seconds ~/start waits for the topics to appear in the graph"),
-    Param("qos_depth", 1000, "subscription queue depth"),
+    Param("discovery_timeout", 5.0, "seconds ~/start waits for the topics to appear in the graph", low=0.0),
+    Param("qos_depth", 1000, "subscription queue depth", low=1, high=1000000),
 )
 
 

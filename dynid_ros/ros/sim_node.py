@@ -71,7 +71,7 @@ PARAMETERS = (
     Param("urdf_path", "", "robot URDF file ('' and no robot_description: the config's robot.urdf)"),
     Param("robot_description", "", "robot URDF text (instead of urdf_path)"),
     *ROBOT_DESCRIPTION_PARAMS,
-    Param("rate_hz", 1000.0, "simulation and /joint_states rate [Hz]"),
+    Param("rate_hz", 1000.0, "simulation and /joint_states rate [Hz]", low=1.0, high=100000.0),
     Param("controller_name", "joint_trajectory_controller", "name of the simulated trajectory controller"),
     Param("start_positions", [], "start pose, one value per joint in the robot's order ([] = the config's "
           "simulation.start, else the middle of each joint's excitation limits)"),
