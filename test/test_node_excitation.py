@@ -519,6 +519,8 @@ def test_server_verdicts_end_the_excitation(spinner, trajectory_file, mid_pose, 
     assert robot.status.last["message"] == words
     assert len(server.goals) == 1
     assert list(server.goals[0].trajectory.joint_names) == PANDA
+    path = server.goals[0].path_tolerance  # by default derived from the profile: finite, one per joint
+    assert [t.name for t in path] == PANDA and all(0.05 <= t.position < 1.0 for t in path)
 
 
 def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, mid_pose):
