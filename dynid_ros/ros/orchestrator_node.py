@@ -36,9 +36,11 @@ Publishes:
 from __future__ import annotations
 
 import json
+import time
 
 import rclpy
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -128,12 +130,15 @@ class OrchestratorNode(Node):
 
     def _status_callback(self, role: str) -> object:
         def on_status(msg: String, info: object) -> None:
-            stamp = info.get("source_timestamp", 0) if isinstance(info, dict) else 0
+            stamp = info.get("source_timestamp", 0) if isinstance(info, dict) else time.time_ns()
             try:
                 self.run.on_status(role, json.loads(msg.data), stamp)
             except json.JSONDecodeError:
                 self.get_logger().warning(f"{role} status is not JSON: {msg.data[:80]!r}")
-        return on_status
+
+        if hasattr(Subscription, "CallbackType"):  # rclpy >= Iron passes the message info (source time stamp)
+            return on_status
+        return lambda msg: on_status(msg, None)  # Humble: the time of receipt instead
 
     def _tick(self) -> None:
         if self.context.ok():
