@@ -10,11 +10,14 @@ import pytest
 from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.execution.follow_joint_trajectory import JointToleranceSpec
 from dynid_ros.execution.robot_limits import check_motion
+from dynid_ros.robot.config import load_config
+from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
 from dynid_ros.sim import Simulator
 from dynid_ros.sim.trajectory_controller import (
     GoalSupervision,
     SimulatedTrajectoryController,
+    config_start_pose,
     run_goal,
     start_pose,
 )
@@ -47,6 +50,10 @@ def test_default_start_pose_is_inside_the_excitation_limits_of_each_robot():
         start_pose(ur5e.joints, [0.0, 1.0], None, ur5e)
     with pytest.raises(ConfigError, match="simulation.start: joint shoulder_pan_joint at 9.0000 is outside"):
         start_pose(ur5e.joints, [], [9.0, -1.0, 1.0, 0.0, 0.0, 0.0], ur5e)
+    # what a Gazebo launch needs for its initial values: the Panda's joint 4 inside its range (0 is not)
+    panda = config_start_pose(load_model(urdf=robot_file("panda", "urdf")), load_config(robot_file("panda", "config")))
+    lower, upper = PANDA.limits.position[:, 0], PANDA.limits.position[:, 1]
+    assert np.all((panda > lower) & (panda < upper)) and panda[3] < -0.1
 
 
 def trajectory_from(q, dt=0.02, steps=25, speed=0.5):

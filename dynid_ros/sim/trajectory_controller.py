@@ -10,7 +10,7 @@ What ``sim_node`` runs, without ROS:
   is checked against the robot's limits (URDF + config) at 1 kHz before it replaces the old one.
 - :class:`GoalSupervision` is the FollowJointTrajectory goal's verdict (path tolerance while moving,
   goal tolerance at the end, goal time tolerance after it) and :func:`run_goal` the goal loop.
-- :func:`start_pose`: where the simulated arm starts.
+- :func:`start_pose`: where the simulated arm starts (:func:`config_start_pose` from the config alone).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from dynid_ros.execution.follow_joint_trajectory import (
     JointToleranceSpec,
     tolerance_violation,
 )
-from dynid_ros.execution.robot_limits import CHECK_RATE_HZ, RobotLimits, check_motion
+from dynid_ros.execution.robot_limits import CHECK_RATE_HZ, RobotLimits, check_motion, robot_limits
 from dynid_ros.execution.trajectory_reference import TrajectoryReference
+from dynid_ros.robot.model import RobotModel
 
 MAX_CATCH_UP_STEPS = 200
 """Most steps one call runs; further behind real time, the simulation slows down instead."""
@@ -70,6 +71,14 @@ def start_pose(joints: Sequence[str], given: Sequence[float], config_start: obje
         raise ConfigError(f"{source}: joint {joints[k]} at {q[k]:.4f} is outside its URDF range "
                           f"[{urdf[k, 0]:.4f}, {urdf[k, 1]:.4f}]")
     return q
+
+
+def config_start_pose(model: RobotModel, config: dict | None) -> np.ndarray:
+    """:func:`start_pose` of ``model`` from its config alone (``simulation.start``, else the middle of the
+    excitation limits), in ``model.joints`` order: what a simulator launched without a start pose (Gazebo's
+    ``initial_value``, say) should start from."""
+    config = config or {}
+    return start_pose(model.joints, [], (config.get("simulation") or {}).get("start"), robot_limits(model, config))
 
 
 class SimulatedTrajectoryController:
