@@ -79,8 +79,9 @@ class Robot:
 
 
 def excitation(spinner, trajectory_file, **overrides):
+    # state_timeout 2 s: a test process shares two loaded cores with its robot stand-in (0.74 s gaps were seen)
     values = {"robot": "panda", "trajectory_file": str(trajectory_file), "mode": "topic", "wait_timeout": 1.0,
-              **overrides}
+              "state_timeout": 2.0, **overrides}
     # multi-threaded as in its main(): ~/start's checks run while joint states keep arriving
     node = ExcitationNode(context=spinner.context, parameter_overrides=params(**values))
     return spinner.add(node, multithreaded=True)
