@@ -42,7 +42,8 @@ def launch_nodes(context: object) -> list:
                                    "robot_description_topic": arg("robot_description_topic"),
                                    "bag_path": arg("bag_path"), "output_dir": out,
                                    "method": arg("method"), "start": arg("start"), "end": arg("end"),
-                                   "update_robot_state_publisher": update_rsp, "identify_on_start": True})])
+                                   "update_robot_state_publisher": update_rsp, "identify_on_start": True,
+                                   "shutdown_when_done": True})])
     # The node's last line: its summary ("..., wrote <dir>"), or what became of robot_state_publisher's update.
     done = r"robot_description" if update_rsp else r", wrote "
     return [node, *job_end_handlers(node, "identification_node", done=done, failed=r"^\[ERROR\]")]

@@ -49,7 +49,7 @@ ARGUMENTS = {
 
 
 def simulation_pose(arg: object) -> list[float] | str:
-    """sim_node's ``initial_positions``: ``start_positions``, else the middle of the excitation limits; '' (the
+    """sim_node's ``start_positions``: the launch argument, else the middle of the excitation limits; '' (the
     node's default) when the robot comes from a topic, unknown until the node runs."""
     urdf, config_file = arg("urdf_path"), arg("config_file")
     if not urdf and arg("robot_description_topic"):
@@ -73,7 +73,7 @@ def launch_sim(context: object) -> list:
                                   "truth": arg("truth"), "urdf_path": arg("urdf_path"),
                                   "xacro_args": arg("xacro_args").split() or "",
                                   "robot_description_topic": arg("robot_description_topic"),
-                                  "initial_positions": simulation_pose(arg)})])
+                                  "start_positions": simulation_pose(arg)})])
     return [sim, *early_exit_handlers([sim])]
 
 

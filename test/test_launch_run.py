@@ -157,7 +157,7 @@ def test_offline_launch_fails_with_the_reason(launch_env, tmp_path):
         "robot": "panda", "bag_path": str(tmp_path / "no_bag"), "output_dir": str(tmp_path / "result")})], 60)
     assert run.code == 1, run.tail()
     assert "no such bag" in run.output_of("identification_node"), run.tail()
-    assert list(run.exits.values()) == [0], run.exits  # stopped by the launch, cleanly
+    assert list(run.exits.values()) == [1], run.exits  # the node ends by itself (shutdown_when_done): 1, failed
     assert not (tmp_path / "result").exists()
 
 
@@ -300,8 +300,6 @@ def test_sim_gazebo_launch_with_stand_ins_starts_the_panda_inside_its_limits(lau
                         "trajectory_file": "/x/panda_short.yaml", "autorun": "false"}
 
 
-@pytest.mark.xfail(reason="needs the ros-nodes branch (issue 17 item 5): today the nodes die on the terminal's SIGINT "
-                          "plus launch's (exit -2, KeyboardInterrupt tracebacks in destroy_node)", strict=False)
 def test_ctrl_c_during_the_motion_ends_every_node_with_status_0(launch_env, trajectories, tmp_path):
     """``ros2 launch`` in a terminal, Ctrl-C while the arm moves: SIGINT to the process group (as a terminal sends
     it); the launch and every node end with status 0 and no traceback, the bag is closed and readable."""

@@ -29,7 +29,7 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
         ("recorder_node", {"bag_path": str(bag)}),
         ("excitation_node", {"robot": "panda", "trajectory_file": str(trajectory), "mode": "topic"}),
         ("identification_node", {"robot": "panda", "bag_path": str(bag), "output_dir": str(out)}),
-        ("orchestrator_node", {"settle_time": 0.5}),
+        ("orchestrator_node", {"settle_time": 0.5, "shutdown_when_done": True}),
     ]
     processes = [node_process(name, values, tmp_path / f"{name}.log") for name, values in nodes]
     running = [p.__enter__() for p in processes]
@@ -37,6 +37,7 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
         wait_for(lambda: (orchestrator.last or {}).get("state") in ("done", "aborted")
                  or any(p.poll() is not None for p in running), timeout=120, what="the end of the run")
         wait_for(lambda: urdf.messages or (orchestrator.last or {}).get("state") != "done", what="identified URDF")
+        wait_for(lambda: running[-1].poll() is not None, what="the orchestrator's own exit")
     finally:
         for p in reversed(processes):
             p.__exit__(None, None, None)
@@ -48,4 +49,6 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
     assert report["feasible"] is True and report["method"] == "fbpe"
     assert report["relative_error"] < 0.1
     assert (orchestrator.last or {}).get("state") == "done", logs
+    assert running[-1].returncode == 0, logs  # shutdown_when_done: the orchestrator ended by itself, status 0
+    assert "Traceback" not in logs
     assert "exciting" in logs and "wrote" in logs

@@ -36,17 +36,41 @@ def mid_pose(trajectory_file):
 
 
 class Robot:
-    """Joint states at 100 Hz (names and pose settable) and a controller that records what it gets."""
+    """Joint states at 100 Hz (names and pose settable) and a controller that records what it gets and, when
+    ``follows``, moves the published pose along it as a joint_trajectory_controller does (the core's
+    TrajectoryReference: the same interpolation as sim_node, without its dynamics) or to each streamed command."""
 
-    def __init__(self, spinner, names, pose, controller=True):
+    def __init__(self, spinner, names, pose, controller=True, follows=True, topic="/joint_states"):
+        from dynid_ros.execution.trajectory_reference import TrajectoryReference
+
         self.node = spinner.add(Node("robot", context=spinner.context))
-        self.names, self.pose, self.publishing = list(names), list(pose), True
-        self.state_pub = self.node.create_publisher(JointState, "/joint_states", 10)
+        self.names, self.pose, self.publishing, self.follows = list(names), list(pose), True, follows
+        self.reference = None
+        self._hold = TrajectoryReference.hold
+        self.state_pub = self.node.create_publisher(JointState, topic, 10)
         self.node.create_timer(0.01, self._publish)
         self.trajectories = Latest(self.node, JointTrajectory, CONTROLLER_TOPIC) if controller else None
+        if controller:
+            self.node.create_subscription(JointTrajectory, CONTROLLER_TOPIC, self._follow, 10)
+        self.node.create_subscription(Float64MultiArray, "/forward_position_controller/commands", self._command, 10)
         self.status = Latest(self.node, String, "/excitation_node/status", status_qos(), as_json=True)
 
+    def _follow(self, msg):
+        if not self.follows:
+            return
+        now = time.monotonic()
+        points = msg.points
+        self.reference = self._hold(self.names, now, self.pose).replace(
+            now, None, msg.joint_names, [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points],
+            [p.positions for p in points], [p.velocities for p in points], [p.accelerations for p in points])
+
+    def _command(self, msg):
+        if self.follows:
+            self.pose = list(msg.data)
+
     def _publish(self):
+        if self.reference is not None:
+            self.pose = self.reference.sample(time.monotonic())[0].tolist()
         if self.publishing:
             self.state_pub.publish(JointState(name=self.names, position=[float(v) for v in self.pose]))
 
@@ -55,9 +79,12 @@ class Robot:
 
 
 def excitation(spinner, trajectory_file, **overrides):
+    # state_timeout 2 s: a test process shares two loaded cores with its robot stand-in (0.74 s gaps were seen)
     values = {"robot": "panda", "trajectory_file": str(trajectory_file), "mode": "topic", "wait_timeout": 1.0,
-              **overrides}
-    return spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(**values)))
+              "state_timeout": 2.0, **overrides}
+    # multi-threaded as in its main(): ~/start's checks run while joint states keep arriving
+    node = ExcitationNode(context=spinner.context, parameter_overrides=params(**values))
+    return spinner.add(node, multithreaded=True)
 
 
 def test_parameters_and_services(spinner, trajectory_file):
@@ -115,15 +142,63 @@ def test_stop_while_moving_holds_the_robot(spinner, trajectory_file, mid_pose):
 
 def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
     robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    # a forward_command_controller names its joints in its "joints" parameter: stream_joints are checked against it
+    controller = spinner.add(Node("forward_position_controller", context=spinner.context))
+    controller.declare_parameter("joints", PANDA)
     commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
     excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
-               stream_rate_hz=200.0)
+               stream_rate_hz=200.0, stream_joints=PANDA)
     time.sleep(0.3)
     assert call_trigger(robot.node, "/excitation_node/start").success
     wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
     assert len(commands.messages) > 100, robot.status.messages
     first = np.array(commands.messages[0].data)
     np.testing.assert_allclose(first, mid_pose, atol=1e-3)
+
+
+def test_topic_mode_is_not_done_when_the_robot_does_not_follow(spinner, trajectory_file, mid_pose):
+    """The controller receives the trajectory, the arm stays put (a refused or ignored motion): aborted, not done."""
+    robot = Robot(spinner, PANDA, mid_pose + 0.2, follows=False)  # the approach moves each joint by 0.2 rad
+    excitation(spinner, trajectory_file)
+    wait_for(lambda: robot.node.count_publishers(CONTROLLER_TOPIC) == 1, what="excitation publisher")
+    time.sleep(0.2)
+    assert call_trigger(robot.node, "/excitation_node/start").success
+    wait_for(lambda: robot.status.last["state"] in ("done", "aborted"), timeout=10, what="the end")
+    assert robot.status.last["state"] == "aborted", robot.status.last
+    message = robot.status.last["message"]
+    assert "the robot did not reach the end pose within 1 s after the motion's end (joint panda_joint" in message \
+        or "the robot does not follow the motion: joint panda_joint" in message, message
+    assert len(robot.trajectories.messages[-1].points) == 0  # and it was told to hold
+
+
+def test_gripper_joint_states_on_the_same_topic_are_merged(spinner, trajectory_file, mid_pose):
+    """An arm driver and a gripper driver publish on /joint_states; the gripper's message is often the last one."""
+    robot = Robot(spinner, PANDA, mid_pose)
+    gripper = spinner.add(Node("gripper", context=spinner.context))
+    publisher = gripper.create_publisher(JointState, "/joint_states", 10)
+    fingers = JointState(name=["panda_finger_joint1", "panda_finger_joint2"], position=[0.02, 0.02])
+    gripper.create_timer(0.002, lambda: publisher.publish(fingers))
+    excitation(spinner, trajectory_file)
+    wait_for(lambda: robot.node.count_publishers(CONTROLLER_TOPIC) == 1, what="excitation publisher")
+    time.sleep(0.3)
+    response = call_trigger(robot.node, "/excitation_node/start")
+    assert response.success, response.message
+    wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
+
+
+def test_stream_joints_that_are_not_the_controllers_are_refused(spinner, trajectory_file, mid_pose):
+    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    controller = spinner.add(Node("forward_position_controller", context=spinner.context))
+    controller.declare_parameter("joints", PANDA[::-1])
+    commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
+    excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
+               stream_joints=PANDA)
+    time.sleep(0.3)
+    assert call_trigger(robot.node, "/excitation_node/start").success  # it waits for the controller's answer
+    wait_for(lambda: robot.status.last["state"] == "aborted", what="aborted")
+    assert "are not the joints of /forward_position_controller in its order (panda_joint7" in \
+        robot.status.last["message"]
+    assert commands.messages == []
 
 
 def refused(robot, match, start=True):
@@ -325,12 +400,13 @@ def test_action_mode_drives_sim_node_to_done(spinner, sim_process, trajectory_fi
     from dynid_ros.execution.trajectory_execution import prepare_profile
 
     arm = Arm(spinner, sim_process)
-    node = excitation(spinner, trajectory_file, mode="action", goal_tolerance=0.01)
+    # cycles 3: the checks of a longer motion used to outlast the joint-state timeout and abort what was just sent
+    node = excitation(spinner, trajectory_file, mode="action", goal_tolerance=0.01, cycles=3)
     time.sleep(0.3)
     q_start = arm.position
     response = call_trigger(arm.node, "/excitation_node/start")
     assert response.success and "action mode" in response.message, response.message
-    profile = prepare_profile(load_trajectory(trajectory_file), q_start, 1, 1000.0, robot_limits_of("panda"))
+    profile = prepare_profile(load_trajectory(trajectory_file), q_start, 3, 1000.0, robot_limits_of("panda"))
     wait_for(lambda: "done" in arm.states_seen() or "aborted" in arm.states_seen(), timeout=profile.duration + 10,
              what="the end of the excitation")
     assert arm.status.last["state"] == "done", arm.status.last
@@ -338,7 +414,7 @@ def test_action_mode_drives_sim_node_to_done(spinner, sim_process, trajectory_fi
     assert arm.goal_states()[-1] == GoalStatus.STATUS_SUCCEEDED
     end = profile.sample(np.array([profile.duration]))[0][0]
     np.testing.assert_allclose(arm.position, end, atol=0.01)  # the arm followed the profile to its end
-    assert node._goal_handle is None
+    assert node.link.tracker.finished
 
 
 def test_stop_cancels_the_goal_and_the_arm_stops(spinner, sim_process, trajectory_file):
@@ -393,6 +469,7 @@ def test_path_tolerance_abort_reports_the_servers_error(spinner, sim_process, tr
 
 SCRIPTED = "scripted_controller"  # not sim_node's controller name: sim_process may be running
 SCRIPTED_ACTION = f"/{SCRIPTED}/follow_joint_trajectory"
+SCRIPTED_STATES = "/scripted_joint_states"  # nor its joint states topic
 
 
 class ScriptedServer:
@@ -434,22 +511,25 @@ class ScriptedServer:
     ("reject", "goal rejected by the controller"),
 ])
 def test_server_verdicts_end_the_excitation(spinner, trajectory_file, mid_pose, answer, words):
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    robot = Robot(spinner, PANDA, mid_pose, controller=False, topic=SCRIPTED_STATES)
     server = ScriptedServer(spinner, answer)
-    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, joint_states_topic=SCRIPTED_STATES)
     time.sleep(0.3)
     assert call_trigger(robot.node, "/excitation_node/start").success
     wait_for(lambda: robot.status.last["state"] == "aborted", what="aborted")
     assert robot.status.last["message"] == words
     assert len(server.goals) == 1
     assert list(server.goals[0].trajectory.joint_names) == PANDA
+    path = server.goals[0].path_tolerance  # by default derived from the profile: finite, one per joint
+    assert [t.name for t in path] == PANDA and all(0.05 <= t.position < 1.0 for t in path)
 
 
 def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, mid_pose):
     """The server exists (discovered, ready) but its node is never spun: the goal gets no answer."""
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    robot = Robot(spinner, PANDA, mid_pose, controller=False, topic=SCRIPTED_STATES)
     ScriptedServer(spinner, ("succeed", 0, ""), spin=False)
-    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5,
+               joint_states_topic=SCRIPTED_STATES)
     time.sleep(0.3)
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success and "moving" in response.message
@@ -460,8 +540,9 @@ def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, m
 
 
 def test_absent_action_server_hits_wait_timeout(spinner, trajectory_file, mid_pose):
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
-    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5)
+    robot = Robot(spinner, PANDA, mid_pose, controller=False, topic=SCRIPTED_STATES)
+    excitation(spinner, trajectory_file, mode="action", controller_name=SCRIPTED, wait_timeout=0.5,
+               joint_states_topic=SCRIPTED_STATES)
     time.sleep(0.3)
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success and "waiting for the controller" in response.message

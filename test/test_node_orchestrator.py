@@ -128,7 +128,7 @@ def test_stale_done_of_an_earlier_run_is_ignored_and_identification_has_a_deadli
         settle_time=0.2, identify_timeout=1.5)))
     last = robot.wait_until_ended()
     assert last == {"state": "aborted", "message": "the identification did not end within 1.5 s"}, last
-    assert orchestrator.status["identification"]["state"] == "running"  # this run's status counts, the old one not
+    assert orchestrator.run.status["identification"]["state"] == "running"  # this run's status counts, the old one not
     assert "done" not in robot.states("orchestrator_node") and "identifying" in robot.states("orchestrator_node")
     assert identification.calls == ["identify"] and time.monotonic() - start > 1.5
     assert robot.status["recorder_node"].last["state"] == "stopped"
@@ -181,3 +181,16 @@ def test_a_deadline_while_moving_stops_the_excitation_and_the_recorder(spinner, 
     assert "stopped on request" in robot.status["excitation_node"].last["message"]
     wait_for(lambda: robot.states("recorder_node")[-1] == "stopped", what="recorder stopped")
     assert "done" not in robot.states("excitation_node")
+
+
+def test_shutdown_when_done_ends_the_process_with_status_1_and_the_reason_when_aborted(tmp_path):
+    """As a launch file runs it (on_exit Shutdown): alone, it finds no services and ends by itself."""
+    from ros_helpers import node_process
+
+    log = tmp_path / "orchestrator_node.log"
+    with node_process("orchestrator_node", {"shutdown_when_done": True, "service_timeout": 0.5}, log) as process:
+        process.wait(timeout=30)
+    text = log.read_text()
+    assert process.returncode == 1, text
+    assert "aborted: services not available within 0.5 s: " in text and "/identification_node/identify" in text
+    assert "Traceback" not in text

@@ -3,12 +3,16 @@ latched topic) with a mimic gripper, or a ``.urdf.xacro`` with ``xacro_args``; r
 
 import numpy as np
 import pytest
+from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from dynid_ros.errors import ConfigError, ModelError
 from dynid_ros.pipeline.results import URDF_FILE
+from dynid_ros.ros.common import latched_qos, robot_urdf
+from dynid_ros.ros.excitation_node import ExcitationNode
 from dynid_ros.ros.identification_node import IdentificationNode
 from dynid_ros.ros.sim_node import SimNode
 from dynid_ros.sim import Simulator
@@ -31,8 +35,6 @@ def test_sim_node_simulates_a_meshed_robot_description(spinner):
 
 
 def test_sim_node_reads_robot_description_from_a_latched_topic(spinner):
-    from dynid_ros.ros.common import latched_qos
-
     helper = spinner.add(Node("description_publisher", context=spinner.context))
     publisher = helper.create_publisher(String, "/robot_description", latched_qos())
     publisher.publish(String(data=example_robot_urdf(UR5_ERD).read_text()))
@@ -96,3 +98,33 @@ def test_identification_node_identifies_from_a_meshed_robot_description(spinner,
     assert '<mimic joint="panda_finger_joint1"' in identified.replace("'", '"')
     sim = Simulator(out / URDF_FILE)
     assert sim.joints == PANDA_ARM_JOINTS
+
+
+def test_with_nothing_set_every_robot_node_reads_the_latched_robot_description(spinner):
+    """No robot, config, urdf_path or topic parameter: /robot_description (transient local) is the source."""
+    publisher = spinner.add(Node("robot_state_publisher", context=spinner.context))
+    publisher.create_publisher(String, "/robot_description", latched_qos()).publish(
+        String(data=example_robot_urdf(UR5_ERD).read_text()))
+    sim = SimNode(context=spinner.context, parameter_overrides=params(truth="nominal"))
+    assert sim.joints[0] == "shoulder_pan_joint" and len(sim.joints) == 6
+    sim.destroy_node()
+    excitation = ExcitationNode(context=spinner.context, parameter_overrides=params(mode="topic"))
+    assert "shoulder_pan_joint" in robot_urdf(excitation.params, excitation).read_text()
+    excitation.destroy_node()
+    identification = IdentificationNode(context=spinner.context)
+    assert "shoulder_pan_joint" in identification.urdf.read_text()
+    identification.destroy_node()
+
+
+def test_parameters_read_once_are_read_only_and_ranges_are_enforced(spinner):
+    node = spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(robot="panda",
+                                                                                          mode="topic")))
+    result = node.set_parameters([Parameter("cycles", value=3)])[0]  # what ros2 param set does
+    assert not result.successful and "read-only" in result.reason
+    assert node.get_parameter("cycles").value == 1
+    descriptor = node.describe_parameter("cycles")
+    assert descriptor.read_only and descriptor.integer_range[0].from_value == 1
+    assert node.describe_parameter("state_timeout").floating_point_range[0].from_value == 0.0
+    assert node.describe_parameter("mode").type == ParameterType.PARAMETER_STRING
+    with pytest.raises(ConfigError, match="parameter cycles"):
+        ExcitationNode(context=spinner.context, parameter_overrides=params(robot="panda", cycles=0))

@@ -16,7 +16,7 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
 from dynid_ros.ros.sim_node import PARAMETERS, SimNode
-from ros_helpers import Latest, params, wait_for
+from ros_helpers import Latest, params, robot_limits_of, wait_for
 
 TOPIC = "/joint_trajectory_controller/joint_trajectory"
 
@@ -42,7 +42,8 @@ def test_parameters_and_joint_states_at_1khz(spinner, panda):
     msg = states.last
     assert list(msg.name) == list(panda.joints)
     assert len(msg.position) == len(msg.velocity) == len(msg.effort) == 7
-    mid = np.asarray(panda.position_limits).mean(axis=1)  # default start: the middle of each range
+    # default start: the middle of each joint's excitation limits (URDF range, config limits and margins)
+    mid = robot_limits_of("panda").limits.position.mean(axis=1)
     np.testing.assert_allclose(msg.position, mid, atol=2e-3)
     assert np.abs(msg.effort).max() > 1.0  # holding the arm against gravity
     step = np.diff(stamps(states.messages[-1000:]))
@@ -99,11 +100,12 @@ class Controller:
         self.node = spinner.add(Node("client", context=spinner.context))
         self.client = ActionClient(self.node, FollowJointTrajectory, ACTION)
         spinner.cleanups.append(self.client.destroy)
-        wait_for(lambda: self.client.server_is_ready() and self.sim.last_sample is not None, what="action server")
+        wait_for(lambda: self.client.server_is_ready() and self.sim.controller.last_sample is not None,
+                 what="action server")
 
     @property
     def position(self):
-        return np.array(self.sim.last_sample.position)
+        return np.array(self.sim.controller.last_sample.position)
 
     def goal(self, target, seconds, goal_tolerance=None, path_tolerance=(), goal_time_tolerance=0.5, joints=None):
         from control_msgs.msg import JointTolerance

@@ -85,13 +85,18 @@ class GoalSpec:
     goal_time_tolerance: float = 0.0
 
 
-def build_goal_spec(profile: ExecutionProfile, point_rate_hz: float, path_position_tolerance: float = 0.0,
+def build_goal_spec(profile: ExecutionProfile, point_rate_hz: float,
+                    path_position_tolerance: float | Sequence[float] = 0.0,
                     goal_position_tolerance: float = 0.0, goal_velocity_tolerance: float = 0.0,
                     goal_time_tolerance: float = 0.5) -> GoalSpec:
-    """Waypoints of ``profile`` at ``point_rate_hz`` with per-joint tolerances (0: the controller's)."""
+    """Waypoints of ``profile`` at ``point_rate_hz`` with tolerances (0: the controller's).
+
+    ``path_position_tolerance``: one value for every joint or one per joint (profile order).
+    """
     t, q, dq, ddq = trajectory_samples(profile, point_rate_hz)
     joints = tuple(profile.joints)
-    path = [JointToleranceSpec(j, position=path_position_tolerance) for j in joints] if path_position_tolerance else []
+    path_tol = np.broadcast_to(np.asarray(path_position_tolerance, dtype=float), (len(joints),))
+    path = [JointToleranceSpec(j, position=float(v)) for j, v in zip(joints, path_tol)] if np.any(path_tol) else []
     goal = ([JointToleranceSpec(j, position=goal_position_tolerance, velocity=goal_velocity_tolerance) for j in joints]
             if goal_position_tolerance or goal_velocity_tolerance else [])
     return GoalSpec(joints, t, q, dq, ddq, path, goal, float(goal_time_tolerance))

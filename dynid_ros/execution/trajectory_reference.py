@@ -5,8 +5,8 @@ receipt"); ``time_from_start`` of each point is relative to ``t0``. Before the f
 reference goes from the state held when the trajectory arrived to that point; between points it is
 a quintic (positions, velocities and accelerations given), a cubic (positions and velocities) or a
 linear segment (positions only); after the last point it holds the last position. A new
-trajectory replaces the old one, starting from the current reference. A trajectory with no points
-stops and holds the current position.
+trajectory replaces the old one, starting from the given state (the measured one, in ``sim_node``)
+or else the current reference. A trajectory with no points stops and holds the current position.
 """
 
 from __future__ import annotations
@@ -118,16 +118,21 @@ class TrajectoryReference:
 
     def replace(self, t_now: float, t0: float | None, names: Sequence[str], times: Sequence[float],
                 positions: Sequence[Sequence[float]], velocities: Sequence[Sequence[float]],
-                accelerations: Sequence[Sequence[float]]) -> TrajectoryReference:
+                accelerations: Sequence[Sequence[float]],
+                start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> TrajectoryReference:
         """The reference after a new JointTrajectory arrives at ``t_now`` (``t0`` None: start now).
 
         Joint names may come in any order but must be exactly this controller's joints. Each point
-        has positions; velocities and accelerations are used when every point has them.
+        has positions; velocities and accelerations are used when every point has them. ``start``:
+        the state ``(q, dq, ddq)`` the new reference starts from (and an empty trajectory holds): the
+        measured one, as ros2_controllers' joint_trajectory_controller does (its
+        ``set_point_before_trajectory_msg`` with the current state unless ``open_loop_control`` or
+        ``interpolate_from_desired_state``); None: the current reference.
 
         Raises:
             TrajectoryError: unknown or missing joints, wrong point sizes, times not increasing.
         """
-        start = self.sample(t_now)
+        start = self.sample(t_now) if start is None else tuple(np.asarray(a, dtype=float).copy() for a in start)
         if not len(times):
             return TrajectoryReference.hold(self.joints, t_now, start[0])
         names = list(names)

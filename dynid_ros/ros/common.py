@@ -30,11 +30,35 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Param:
-    """One ROS parameter: name, default (its type is the parameter's type) and description."""
+    """One ROS parameter: name, default (its type is the parameter's type) and description.
+
+    ``read_only`` (the default): the node reads it once, at start, so ``ros2 param set`` is refused;
+    ``low``/``high``: its range (inclusive), declared in the descriptor and checked by rclpy.
+    """
 
     name: str
     default: object
     description: str
+    read_only: bool = True
+    low: float | None = None
+    high: float | None = None
+
+    def descriptor(self) -> object:
+        """The rcl_interfaces/ParameterDescriptor: description, read_only, range (fields Humble has too)."""
+        from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+        descriptor = ParameterDescriptor(description=self.description, read_only=self.read_only,
+                                         dynamic_typing=True)
+        if self.low is not None or self.high is not None:
+            if isinstance(self.default, int) and not isinstance(self.default, bool):
+                descriptor.integer_range = [IntegerRange(from_value=int(self.low if self.low is not None else -2**62),
+                                                         to_value=int(self.high if self.high is not None else 2**62),
+                                                         step=0)]
+            else:
+                descriptor.floating_point_range = [FloatingPointRange(
+                    from_value=float(self.low if self.low is not None else -1e300),
+                    to_value=float(self.high if self.high is not None else 1e300), step=0.0)]
+        return descriptor
 
 
 CONFIG_PARAMS = (
@@ -48,7 +72,6 @@ def config_path(robot: str, config_file: str) -> Path | None:
     if config_file:
         return Path(config_file)
     if robot:
-
         return robot_file(robot, "config")
     return None
 
@@ -90,12 +113,18 @@ def coerce(param: Param, value: object) -> object:
 
 
 def declare_parameters(node: Node, schema: Sequence[Param]) -> dict:
-    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > config > default)."""
-    from rcl_interfaces.msg import ParameterDescriptor
+    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > config > default).
+
+    Raises:
+        ConfigError: a value outside the parameter's range, or of the wrong type.
+    """
+    from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 
     def declare(param: Param, default: object) -> object:
-        descriptor = ParameterDescriptor(description=param.description, dynamic_typing=True)
-        return node.declare_parameter(param.name, default, descriptor).value
+        try:
+            return node.declare_parameter(param.name, default, param.descriptor()).value
+        except (InvalidParameterValueException, InvalidParameterTypeException) as err:
+            raise ConfigError(f"parameter {param.name}: {err}") from err
 
     values = {p.name: coerce(p, declare(p, p.default)) for p in CONFIG_PARAMS}
     path = config_path(values["robot"], values["config_file"])
@@ -126,7 +155,8 @@ def json_message(content: dict) -> object:
     return String(data=json.dumps(content))
 
 
-def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str]]) -> object:
+def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str]],
+                    callback_group: object | None = None) -> object:
     """A ``std_srvs/Trigger`` service ``name`` answered by ``handler() -> (success, message)``."""
     from std_srvs.srv import Trigger
 
@@ -134,27 +164,27 @@ def trigger_service(node: Node, name: str, handler: Callable[[], tuple[bool, str
         response.success, response.message = handler()
         return response
 
-    return node.create_service(Trigger, name, answer)
+    return node.create_service(Trigger, name, answer, callback_group=callback_group)
 
 
-def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False,
-        talk_on_shutdown: bool = False) -> int:
-    """``main`` of a node: init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
+def run(make_node: Callable[[], Node], args: list[str] | None = None, multithreaded: bool = False) -> int:
+    """``main`` of a node (ros2/demos' pattern): init, spin until Ctrl-C or shutdown, destroy, ``try_shutdown``.
 
+    SIGINT (Ctrl-C) and SIGTERM (``ros2 launch`` escalating) end the spinning through a flag, not
+    rclpy's handler, which would shut the context down under running callbacks (``RCLError: the given
+    context is not valid``) and before the node can act: ``destroy_node`` runs with a valid context, so
+    a node can still stop its motion (send a cancel and wait for the answer) or close its bag. Exit 0.
     A DynidError while constructing the node (bad parameter, file) is logged on one line; exit code 2.
-    ``talk_on_shutdown``: Ctrl-C (SIGINT) ends the spinning but leaves the context valid while
-    ``destroy_node`` runs, so the node can still send (a cancel request, say) and wait for the answer;
-    rclpy's own SIGINT handler would shut the context down first.
+    A node that shut the context down itself (its job done) exits with its ``exit_code`` attribute (0 if none).
     """
     import rclpy
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO if talk_on_shutdown else None)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     interrupted = threading.Event()
-    if talk_on_shutdown:  # a flag, not KeyboardInterrupt: that could surface inside rclpy's C++ calls
-        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    for number in (signal.SIGINT, signal.SIGTERM):  # a flag, not KeyboardInterrupt inside rclpy's C++ calls
+        signal.signal(number, lambda *_: interrupted.set())
     node = None
     code = 0
     try:
@@ -163,6 +193,7 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
         executor.add_node(node)
         while rclpy.ok() and not interrupted.is_set():
             executor.spin_once(timeout_sec=0.1)
+        code = int(getattr(node, "exit_code", 0))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except DynidError as err:
@@ -185,7 +216,6 @@ def resolve_file(path: str, what: str) -> Path:
         if not candidate.exists():
             raise ConfigError(f"{what} {candidate}: no such file")
         return candidate.resolve()
-
     for root in [Path(dynid_ros.__file__).resolve().parent, *share_directories()]:
         if (root / candidate).exists():
             return (root / candidate).resolve()
@@ -196,8 +226,8 @@ def resolve_file(path: str, what: str) -> Path:
 ROBOT_DESCRIPTION_PARAMS = (
     Param("xacro_args", [], "arguments name:=value of a urdf_path that is a .urdf.xacro"),
     Param("robot_description_topic", "", "topic (std_msgs/String, transient local) to read the URDF from when "
-          "robot_description and urdf_path are empty, e.g. /robot_description"),
-    Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic"),
+          "robot_description and urdf_path are empty ('': /robot_description when the config names no URDF either)"),
+    Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic", low=0.0),
 )
 """Where a node's robot description comes from, besides ``urdf_path`` and ``robot_description``."""
 
@@ -207,11 +237,19 @@ def xacro_args(params: dict) -> list[str]:
     return [str(a) for a in params.get("xacro_args") or () if str(a).strip()]
 
 
+DEFAULT_ROBOT_DESCRIPTION_TOPIC = "/robot_description"
+"""Where ros2_control-based robots publish their URDF (robot_state_publisher, transient local)."""
+
+
 def robot_urdf(params: dict, node: Node | None = None) -> Path:
-    """The URDF file of the robot from ``robot_description``, ``urdf_path``, a message on
-    ``robot_description_topic`` or the config's ``robot.urdf``; the URDF may have meshes (they are not read)."""
+    """The URDF file of the robot from, in this order: ``robot_description``, ``urdf_path``, a message on
+    ``robot_description_topic``, the config's ``robot.urdf``, else a message on ``/robot_description``
+    (as ROS users expect); the URDF may have meshes (they are not read)."""
     text = params["robot_description"]
     topic = params.get("robot_description_topic", "")
+    from_config = (params["_config"].get("robot") or {}).get("urdf", "")
+    if not text and not params["urdf_path"] and not topic and not from_config and node is not None:
+        topic = DEFAULT_ROBOT_DESCRIPTION_TOPIC
     if not text and not params["urdf_path"] and topic and node is not None:
         text = _description_from_topic(node, topic, float(params.get("robot_description_timeout", 10.0)))
     if text:
@@ -231,7 +269,7 @@ def robot_urdf(params: dict, node: Node | None = None) -> Path:
 def robot_source(params: dict, urdf: Path) -> str:
     """How errors name the robot: ``robot_description`` when its URDF came as text (parameter or topic)."""
     described = params["robot_description"] or (not params["urdf_path"] and params.get("robot_description_topic"))
-    return "robot_description" if described else str(urdf)
+    return "robot_description" if described or urdf.name.startswith("dynid_robot_") else str(urdf)
 
 
 def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
@@ -241,5 +279,7 @@ def _description_from_topic(node: Node, topic: str, timeout: float) -> str:
 
     received, message = wait_for_message(String, node, topic, qos_profile=latched_qos(), time_to_wait=timeout)
     if not received or not message.data.strip():
-        raise ConfigError(f"no robot description on {topic} within {timeout:g} s")
+        hint = (" (the default robot source: set urdf_path, robot_description, robot or config_file otherwise)"
+                if topic == DEFAULT_ROBOT_DESCRIPTION_TOPIC else "")
+        raise ConfigError(f"no robot description on {topic} within {timeout:g} s{hint}")
     return message.data

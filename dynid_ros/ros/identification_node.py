@@ -15,6 +15,7 @@ Parameters:
     prior (nominal | none), total_mass (double[2]).
     update_robot_state_publisher (bool): also set ``robot_state_publisher_node``'s ``robot_description``
     (rcl_interfaces/SetParameters, waiting at most ``parameter_timeout`` s). identify_on_start (bool).
+    shutdown_when_done (bool): end the process after an identification: exit 0 if done, 1 if failed.
 
 Services:
     ``~/identify`` (std_srvs/Trigger): answers at once (refused when busy or the bag is missing); the
@@ -34,6 +35,7 @@ import threading
 import time
 from pathlib import Path
 
+import rclpy
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -63,8 +65,8 @@ PARAMETERS = (
     Param("urdf_path", "", "nominal robot URDF file"),
     Param("robot_description", "", "nominal robot URDF text (instead of urdf_path)"),
     *ROBOT_DESCRIPTION_PARAMS,
-    Param("bag_path", "", "rosbag2 with the joint states (read at each ~/identify)"),
-    Param("output_dir", "", "result directory ('' = dynid_result_<date>_<time>)"),
+    Param("bag_path", "", "rosbag2 with the joint states (read at each ~/identify)", read_only=False),
+    Param("output_dir", "", "result directory ('' = dynid_result_<date>_<time>)", read_only=False),
     Param("joints", [], "identified joints ([] = the movable URDF joints present in the bag)"),
     Param("topic", "", "JointState topic in the bag ('' = config, else /joint_states)"),
     Param("start", -1.0, "window start [s from the first message] (-1 = from the beginning)"),
@@ -79,8 +81,9 @@ PARAMETERS = (
     Param("total_mass", [], "[lo, hi] bounds on the identified links' total mass [kg] ([] = config)"),
     Param("update_robot_state_publisher", False, "set robot_state_publisher's robot_description when done"),
     Param("robot_state_publisher_node", "/robot_state_publisher", "node whose robot_description is set"),
-    Param("parameter_timeout", 5.0, "seconds to wait for robot_state_publisher's set_parameters service"),
+    Param("parameter_timeout", 5.0, "seconds to wait for robot_state_publisher's set_parameters service", low=0.0),
     Param("identify_on_start", False, "run one identification when the node starts"),
+    Param("shutdown_when_done", False, "end the process after an identification (exit 0 if done, 1 if failed)"),
 )
 
 
@@ -99,6 +102,8 @@ class IdentificationNode(Node):
         self.report_pub = self.create_publisher(String, "~/report", qos)
         self.status_pub = self.create_publisher(String, "~/status", qos)
         trigger_service(self, "~/identify", self.identify)
+        self.exit_code = 0
+        self._ended = self.create_guard_condition(self._end)  # triggered by the worker thread
         self._publish_status()
         if self.params["identify_on_start"]:
             ok, message = self.identify()
@@ -193,11 +198,19 @@ class IdentificationNode(Node):
     def _set_state(self, state: str, message: str) -> None:
         self.state, self.message = state, message
         self._publish_status()
+        if state in ("done", "failed") and self.params["shutdown_when_done"]:
+            self.exit_code = 0 if state == "done" else 1
+            self._ended.trigger()
+
+    def _end(self) -> None:
+        """shutdown_when_done: end main's spinning half a second after the final status went out."""
+        self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context))
 
     def _publish_status(self) -> None:
+        if not self.context.ok():
+            return
         self.status_pub.publish(json_message({"state": self.state, "message": self.message,
                                               "output_dir": self.output_dir}))
-
 
 
 def main(args: list[str] | None = None) -> int:

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dynid_ros.errors import ConfigError, DynidError, ModelError
-from dynid_ros.excitation.limits import limits_from_model
 from dynid_ros.robot.model import load_model
+from dynid_ros.sim.trajectory_controller import config_start_pose
 
 
 def given(parameters: Mapping[str, object]) -> dict:
@@ -55,11 +55,11 @@ def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
     """The start pose of the simulated arm, ``{joint: position}`` for each joint it simulates (the URDF's movable
     joints but locked end-effector and mimic joints, in the URDF's order).
 
-    ``text`` (the ``start_positions`` launch argument) when given; otherwise the middle of each joint's
-    excitation position range (URDF limits, the config's ``excitation: position`` overrides and margins,
-    as the excitation node checks them: :func:`dynid_ros.excitation.limits.limits_from_model`), so the
-    excitation can start without first leaving a forbidden region (UR5e: shoulder_lift_joint in
-    [-2.95, -0.2]; Panda: joint 4 below zero).
+    ``text`` (the ``start_positions`` launch argument) when given; otherwise what sim_node starts from
+    without one (:func:`dynid_ros.sim.trajectory_controller.config_start_pose`: the config's
+    ``simulation.start``, else the middle of each joint's excitation position range), so the excitation can
+    start without first leaving a forbidden region (UR5e: shoulder_lift_joint in [-2.95, -0.2]; Panda: joint 4
+    below zero).
     """
     model = load_model(urdf=urdf, xacro_args=list(xacro_args) or None)
     if str(text).strip():
@@ -69,10 +69,10 @@ def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
                               f"({', '.join(model.joints)})")
         return dict(zip(model.joints, pose))
     try:
-        limits = limits_from_model(model, dict(config or {}))
+        pose = config_start_pose(model, dict(config or {}))
     except DynidError as err:
         raise ConfigError(f"start_positions: {err}") from err
-    return {joint: round(float(v), 6) for joint, v in zip(model.joints, limits.position.mean(axis=1))}
+    return {joint: round(float(v), 6) for joint, v in zip(model.joints, pose)}
 
 
 def gazebo_urdf(urdf_text: str, joints: Sequence[str], controllers_file: str | Path,

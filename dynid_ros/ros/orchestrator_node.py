@@ -10,6 +10,7 @@ node reporting failure, a deadline) ends the run ``aborted`` with the reason: th
 stopped if it may be moving, the recorder is stopped if it records, the identification is not run.
 Statuses published before this run's call to a node (e.g. the latched ``done`` of an earlier run)
 are ignored: a node's status counts only when its source time stamp is not older than the call.
+The steps are :class:`dynid_ros.execution.orchestration.Orchestration`; this node wires them to ROS.
 
 ROS interface:
 
@@ -24,7 +25,8 @@ Parameters:
     identify_timeout (double): seconds from the identification start until it ends (600).
     identify (bool): run the identification at the end (true).
     shutdown_when_done (bool): end the process when the run ends (false; the launch files use it to
-        end the launch).
+        end the launch): exit status 0 when the run is ``done``, 1 when it is ``aborted`` (the reason
+        is logged and published on ``~/status``).
 
 Publishes:
     ``~/status`` (std_msgs/String, transient local): JSON ``{"state": waiting|recording|exciting|
@@ -36,10 +38,13 @@ from __future__ import annotations
 import json
 import time
 
+import rclpy
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from dynid_ros.execution.orchestration import CALLS, ROLES, Orchestration, OrchestrationSettings
 from dynid_ros.ros.common import Param, declare_parameters, json_message, latched_qos, run
 
 NAME = "orchestrator_node"
@@ -48,21 +53,52 @@ PARAMETERS = (
     Param("recorder_node", "/recorder_node", "name of the recorder node"),
     Param("excitation_node", "/excitation_node", "name of the excitation node"),
     Param("identification_node", "/identification_node", "name of the identification node"),
-    Param("settle_time", 1.0, "seconds recorded after the excitation is done"),
-    Param("service_timeout", 30.0, "seconds to wait for the nodes' services and for each call's answer"),
-    Param("joint_states_timeout", 10.0, "seconds from the recording start until recorder and joint states are ready"),
-    Param("excitation_timeout", 0.0, "seconds from the excitation start until done (0 = duration + service_timeout)"),
-    Param("identify_timeout", 600.0, "seconds from the identification start until it ends"),
+    Param("settle_time", 1.0, "seconds recorded after the excitation is done", low=0.0),
+    Param("service_timeout", 30.0, "seconds to wait for the nodes' services and for each call's answer", low=0.0),
+    Param("joint_states_timeout", 10.0, "seconds from the recording start until recorder and joint states are ready",
+          low=0.0),
+    Param("excitation_timeout", 0.0, "seconds from the excitation start until done (0 = duration + service_timeout)",
+          low=0.0),
+    Param("identify_timeout", 600.0, "seconds from the identification start until it ends", low=0.0),
     Param("identify", True, "run the identification at the end"),
-    Param("shutdown_when_done", False, "end the process when the run ends"),
+    Param("shutdown_when_done", False, "end the process when the run ends (exit 0 if done, 1 if aborted)"),
 )
 
-MOVING = ("idle", "approaching", "running")
-"""Excitation states in which, once started, the robot may be moving (idle: the start is pending)."""
+
+class TriggerCall:
+    """A Trigger call's future as :class:`dynid_ros.execution.orchestration.Call`."""
+
+    def __init__(self, future: object) -> None:
+        self.future = future
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def outcome(self) -> tuple[bool, str] | str:
+        if self.future.cancelled():
+            return "cancelled"
+        error = self.future.exception()
+        response = self.future.result() if error is None else None
+        if response is None:
+            return str(error or "no response")
+        return bool(response.success), str(response.message)
 
 
-class RunAborted(Exception):
-    """Ends the run; the message is the reason."""
+class TriggerServices:
+    """The Trigger clients of the other nodes' services (:data:`dynid_ros.execution.orchestration.CALLS`)."""
+
+    def __init__(self, node: Node, names: dict[str, str]) -> None:
+        self.clients = {call: node.create_client(Trigger, f"{names[role]}/{service}")
+                        for call, (role, service) in CALLS.items()}
+
+    def ready(self, name: str) -> bool:
+        return self.clients[name].service_is_ready()
+
+    def call(self, name: str) -> TriggerCall:
+        return TriggerCall(self.clients[name].call_async(Trigger.Request()))
+
+    def service_name(self, name: str) -> str:
+        return self.clients[name].srv_name
 
 
 class OrchestratorNode(Node):
@@ -71,170 +107,57 @@ class OrchestratorNode(Node):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(NAME, **kwargs)
         self.params = p = declare_parameters(self, PARAMETERS)
-        names = {role: p[f"{role}_node"].rstrip("/") for role in ("recorder", "excitation", "identification")}
-        self.clients_ = {
-            "record_start": self.create_client(Trigger, f"{names['recorder']}/start"),
-            "record_stop": self.create_client(Trigger, f"{names['recorder']}/stop"),
-            "excite_start": self.create_client(Trigger, f"{names['excitation']}/start"),
-            "excite_stop": self.create_client(Trigger, f"{names['excitation']}/stop"),
-            "identify": self.create_client(Trigger, f"{names['identification']}/identify"),
-        }
-        self.status: dict[str, dict] = {role: {} for role in names}
-        self._since_ns = {role: 0 for role in names}  # statuses older than this run's call are stale
-        for role in names:
+        names = {role: p[f"{role}_node"].rstrip("/") for role in ROLES}
+        settings = OrchestrationSettings(p["settle_time"], p["service_timeout"], p["joint_states_timeout"],
+                                         p["excitation_timeout"], p["identify_timeout"], p["identify"])
+        self.triggers = TriggerServices(self, names)
+        self.run = Orchestration(settings, self.triggers, self._on_change, self._log)
+        self.exit_code = 0
+        self._shutdown_timer = None
+        for role in ROLES:
             self.create_subscription(String, f"{names[role]}/status", self._status_callback(role), latched_qos())
-        self.state, self.message = "waiting", "waiting for the nodes' services"
         self.status_pub = self.create_publisher(String, "~/status", latched_qos())
-        self._calls: dict[str, tuple[object, float]] = {}  # name -> (future, sent at)
-        self._phase_start = time.monotonic()
-        self._recording_since: float | None = None
-        self._done_at: float | None = None
         self._timer = self.create_timer(0.1, self._tick)
         self._publish()
 
+    @property
+    def state(self) -> str:
+        return self.run.state
+
+    @property
+    def message(self) -> str:
+        return self.run.message
+
     def _status_callback(self, role: str) -> object:
         def on_status(msg: String, info: object) -> None:
-            stamp = info.get("source_timestamp", 0) if isinstance(info, dict) else 0
-            if stamp < self._since_ns[role]:
-                return
+            stamp = info.get("source_timestamp", 0) if isinstance(info, dict) else time.time_ns()
             try:
-                self.status[role] = json.loads(msg.data)
+                self.run.on_status(role, json.loads(msg.data), stamp)
             except json.JSONDecodeError:
                 self.get_logger().warning(f"{role} status is not JSON: {msg.data[:80]!r}")
-        return on_status
 
-    # ------------------------------------------------------------------------------------------
-    # Calls
-
-    def _call(self, name: str, starts: str | None = None) -> None:
-        """Send ``name``; ``starts``: the role whose statuses count only from now on."""
-        if starts is not None:
-            self._since_ns[starts] = time.time_ns()
-            self.status[starts] = {}
-        self._calls[name] = (self.clients_[name].call_async(Trigger.Request()), time.monotonic())
-
-    def _answer(self, name: str) -> object | None:
-        """The response of the call ``name`` (None while pending); a failed, unanswered or refused call aborts."""
-        future, sent = self._calls[name]
-        service = self.clients_[name].srv_name
-        if not future.done():
-            if time.monotonic() - sent > self.params["service_timeout"]:
-                raise RunAborted(f"no answer from {service} within {self.params['service_timeout']:g} s")
-            return None
-        error = future.exception() if not future.cancelled() else None
-        response = future.result() if error is None and not future.cancelled() else None
-        if response is None:
-            raise RunAborted(f"call to {service} failed: {error or 'cancelled'}")
-        if not response.success:
-            raise RunAborted(f"{service} refused: {response.message}")
-        return response
-
-    def _elapsed(self) -> float:
-        return time.monotonic() - self._phase_start
-
-    # ------------------------------------------------------------------------------------------
-    # Steps, one per state, called at 10 Hz
+        if hasattr(Subscription, "CallbackType"):  # rclpy >= Iron passes the message info (source time stamp)
+            return on_status
+        return lambda msg: on_status(msg, None)  # Humble: the time of receipt instead
 
     def _tick(self) -> None:
-        if self.state in ("done", "aborted"):
-            return
-        try:
-            getattr(self, f"_step_{self.state}")()
-        except RunAborted as err:
-            self._abort(str(err))
+        if self.context.ok():
+            self.run.tick()
 
-    def _step_waiting(self) -> None:
-        needed = [c for k, c in self.clients_.items() if k != "identify" or self.params["identify"]]
-        if all(c.service_is_ready() for c in needed):
-            self._call("record_start", starts="recorder")
-            self._set("recording", "starting the recorder")
-        elif self._elapsed() > self.params["service_timeout"]:
-            missing = [c.srv_name for c in needed if not c.service_is_ready()]
-            raise RunAborted(f"services not available within {self.params['service_timeout']:g} s: "
-                             f"{', '.join(missing)}")
-
-    def _step_recording(self) -> None:
-        if "excite_start" in self._calls or self._answer("record_start") is None:
-            return
-        if self._recording_since is None:  # the recorder accepted: the joint-state deadline counts from now
-            self._recording_since = time.monotonic()
-        recorder, excitation = self._recorder_status(), self.status["excitation"]
-        if recorder.get("state") == "recording" and excitation.get("joint_states_ready"):
-            self._call("excite_start", starts="excitation")
-            self._phase_start = time.monotonic()
-            return self._set("exciting", "starting the excitation")
-        if time.monotonic() - self._recording_since > self.params["joint_states_timeout"]:
-            what = ("the excitation node has received no joint states" if recorder.get("state") == "recording"
-                    else f"the recorder is not recording (state {recorder.get('state', 'unknown')})")
-            raise RunAborted(f"{what} {self.params['joint_states_timeout']:g} s after the recording start")
-
-    def _recorder_status(self) -> dict:
-        """The recorder's last status; its failure aborts the run."""
-        recorder = self.status["recorder"]
-        if recorder.get("state") == "failed":
-            raise RunAborted(f"recorder failed: {recorder.get('message', '')}")
-        return recorder
-
-    def _step_exciting(self) -> None:
-        if self._answer("excite_start") is None:
-            return
-        self._recorder_status()
-        excitation = self.status["excitation"]
-        if excitation.get("state") == "aborted":
-            raise RunAborted(f"excitation aborted: {excitation.get('message', '')}")
-        if excitation.get("state") != "done":
-            limit = self.params["excitation_timeout"] or (float(excitation.get("duration") or 0.0)
-                                                          + self.params["service_timeout"])
-            if self._elapsed() > limit:
-                raise RunAborted(f"the excitation did not end within {limit:g} s "
-                                 f"(state {excitation.get('state', 'unknown')})")
-            return
-        if self._done_at is None:
-            self._done_at = time.monotonic()
-            self._set("exciting", f"excitation done; recording {self.params['settle_time']:g} s more")
-        if time.monotonic() - self._done_at >= self.params["settle_time"]:
-            self._call("record_stop")
-            self._set("stopping", "stopping the recorder")
-
-    def _step_stopping(self) -> None:
-        answer = self._answer("record_stop")
-        if answer is None:
-            return
-        if not self.params["identify"]:
-            return self._set("done", f"recorded: {answer.message}")
-        self._call("identify", starts="identification")
-        self._phase_start = time.monotonic()
-        self._set("identifying", "identifying")
-
-    def _step_identifying(self) -> None:
-        if self._answer("identify") is None:
-            return
-        ident = self.status["identification"]
-        if ident.get("state") == "done":
-            return self._set("done", ident.get("message", ""))
-        if ident.get("state") == "failed":
-            raise RunAborted(f"identification failed: {ident.get('message', '')}")
-        if self._elapsed() > self.params["identify_timeout"]:
-            raise RunAborted(f"the identification did not end within {self.params['identify_timeout']:g} s")
-
-    # ------------------------------------------------------------------------------------------
-
-    def _abort(self, reason: str) -> None:
-        """End the run: stop what may move or record, then report ``aborted`` with the reason."""
-        cleanup = []
-        if "excite_start" in self._calls and self.status["excitation"].get("state", "idle") in MOVING:
-            cleanup.append("excite_stop")
-        if "record_start" in self._calls and "record_stop" not in self._calls \
-                and self.status["recorder"].get("state") != "failed":
-            cleanup.append("record_stop")
-        for name in cleanup:
-            future = self.clients_[name].call_async(Trigger.Request())
-            future.add_done_callback(self._log_cleanup(self.clients_[name].srv_name))
-        self.state, self.message = "aborted", reason
-        self.get_logger().error(f"aborted: {reason}")
+    def _on_change(self) -> None:
         self._publish()
-        if self.params["shutdown_when_done"]:
-            self._shutdown()
+        if self.run.state == "aborted":
+            for name, call in self.run.cleanup_sent:
+                call.future.add_done_callback(self._log_cleanup(self.triggers.service_name(name)))
+        if self.run.finished and self.params["shutdown_when_done"] and self._shutdown_timer is None:
+            self.exit_code = 0 if self.run.state == "done" else 1
+            self._shutdown_timer = self.create_timer(0.5, self._shutdown)
+
+    def _log(self, level: str, message: str) -> None:
+        if level == "error":  # one call site per severity: rclpy refuses to change it at a call site
+            self.get_logger().error(message)
+        else:
+            self.get_logger().info(message)
 
     def _log_cleanup(self, service: str) -> object:
         def log(future: object) -> None:
@@ -243,21 +166,13 @@ class OrchestratorNode(Node):
                 self.get_logger().warning(f"{service}: {getattr(response, 'message', 'no answer')}")
         return log
 
-    def _set(self, state: str, message: str) -> None:
-        if (state, message) != (self.state, self.message):
-            self.state, self.message = state, message
-            self.get_logger().info(f"{state}: {message}")
-            self._publish()
-        if state == "done" and self.params["shutdown_when_done"]:
-            self._shutdown()
-
     def _shutdown(self) -> None:
-        import rclpy
-
-        self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context))
+        """End the process's spinning (main's loop ends, exit status ``exit_code``)."""
+        rclpy.try_shutdown(context=self.context)
 
     def _publish(self) -> None:
-        self.status_pub.publish(json_message({"state": self.state, "message": self.message}))
+        if self.context.ok():
+            self.status_pub.publish(json_message({"state": self.run.state, "message": self.run.message}))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -18,8 +18,9 @@ Publishes:
     ``bag_path``, ``counts`` {topic: messages written}, ``message``), on every change and at 1 Hz
     while recording.
 
-Messages are queued as received (raw subscription, no deserialization) to a writer thread that owns
-a :class:`dynid_ros.data.bag_recorder.BagRecorder`, so disk writes never hold up the executor; the
+Messages are queued as received (raw subscription, no deserialization) to a writer thread
+(:class:`dynid_ros.data.bag_writer_thread.BagWriterThread`) that owns a
+:class:`dynid_ros.data.bag_recorder.BagRecorder`, so disk writes never hold up the executor; the
 recorder makes them durable every 0.5 s: a SIGKILL loses at most the last ~1 s; ``dynid bag repair``
 makes such a bag readable. A failed write (disk full, bag removed, permission) ends the recording
 at once: ``~/status`` turns ``failed`` with the reason, ``~/stop`` answers ``success: false``, and the
@@ -30,16 +31,12 @@ reliable unless a publisher of the topic is best effort (as ``ros2 bag record`` 
 from __future__ import annotations
 
 import importlib
-import queue
-import sqlite3
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from rclpy.node import Node
 
-from dynid_ros.data.bag_recorder import BagRecorder
+from dynid_ros.data.bag_writer_thread import BagWriterThread
 from dynid_ros.data.output_paths import require_absent
 from dynid_ros.errors import DynidError
 from dynid_ros.ros.common import Param, declare_parameters, json_message, latched_qos, run, trigger_service
@@ -51,8 +48,8 @@ PARAMETERS = (
     Param("topics", ["/joint_states"], "topics to record; types come from the ROS graph"),
     Param("storage", "mcap", "rosbag2 storage: mcap | sqlite3"),
     Param("autostart", False, "start recording when the node starts"),
-    Param("discovery_timeout", 5.0, "seconds ~/start waits for the topics to appear in the graph"),
-    Param("qos_depth", 1000, "subscription queue depth"),
+    Param("discovery_timeout", 5.0, "seconds ~/start waits for the topics to appear in the graph", low=0.0),
+    Param("qos_depth", 1000, "subscription queue depth", low=1, high=1000000),
 )
 
 
@@ -63,69 +60,6 @@ def message_class(type_name: str) -> type:
         return getattr(importlib.import_module(f"{package}.msg"), name)
     except (ImportError, AttributeError) as err:
         raise DynidError(f"message type {type_name} is not importable ({err})") from err
-
-
-class BagWriterThread(threading.Thread):
-    """Owns one BagRecorder (sqlite3 objects must stay in their thread) and writes queued messages.
-
-    Any error of the bag (disk full, file removed, permission) ends the thread at once: ``error`` says
-    why, ``on_error`` is called (from this thread), the bag is abandoned as a killed recorder leaves it
-    (``dynid bag repair`` reads it) and later messages are dropped.
-    """
-
-    def __init__(self, path: Path, storage: str, topics: dict[str, str],
-                 on_error: Callable[[], None] | None = None) -> None:
-        super().__init__(name="bag_writer", daemon=True)
-        self.path, self.storage, self.topics = path, storage, topics
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.ready = threading.Event()
-        self.error: str | None = None
-        self.recorder = None
-        self._on_error = on_error
-
-    def run(self) -> None:
-
-        try:
-            self.recorder = BagRecorder(self.path, self.storage, topics=self.topics)
-        except (DynidError, OSError, sqlite3.Error) as err:
-            self.error = f"{self.path}: cannot create bag: {err}" if not isinstance(err, DynidError) else str(err)
-            return
-        finally:
-            self.ready.set()
-        try:
-            self._write_until_closed()
-            self.recorder.close()
-        except Exception as err:  # noqa: BLE001 - thread boundary: every write error is reported, none kills silently
-            self.error = f"writing {self.path} failed: {err or type(err).__name__}"
-            self.recorder.abandon()
-            if self._on_error is not None:
-                self._on_error()
-            return
-
-    def _write_until_closed(self) -> None:
-        while True:
-            try:
-                item = self.queue.get(timeout=0.2)
-            except queue.Empty:
-                self.recorder.flush()  # durable even when messages stop arriving
-                continue
-            if item is None:
-                return
-            self.recorder.write(*item)
-
-    def write(self, topic: str, data: bytes, timestamp_ns: int) -> None:
-        if self.error is None:
-            self.queue.put((topic, data, timestamp_ns))
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return dict(self.recorder.counts) if self.recorder is not None else {}
-
-    def close(self) -> dict[str, int]:
-        """Write what is queued, finish the bag, return the counts (check ``error`` after)."""
-        self.queue.put(None)
-        self.join()
-        return self.counts
 
 
 class RecorderNode(Node):
@@ -298,11 +232,11 @@ class RecorderNode(Node):
             self._publish_status()
 
     def _publish_status(self) -> None:
+        if not self.context.ok():  # a callback may still run while the context shuts down
+            return
         counts = dict(self.recorder.counts) if self.recorder is not None else self._counts
         self.status_pub.publish(json_message({"state": self.state, "bag_path": str(self.bag_path or ""),
                                               "counts": counts, "message": self.message}))
-
-
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,0 +1,375 @@
+"""The start / wait / supervise / abort logic of ``excitation_node``, without ROS.
+
+:class:`ExcitationSupervisor` owns one :class:`~dynid_ros.execution.trajectory_execution.ExcitationRun`
+and the robot's live joint states (:class:`~dynid_ros.execution.joint_state_cache.JointStateCache`),
+and talks to the controller only through a :class:`ControllerLink` the node gives it (a
+FollowJointTrajectory client, a JointTrajectory publisher or a position stream). Its rules:
+
+- a start takes a snapshot of the pose (every robot joint, fresh at the start of the attempt), then
+  builds and checks the whole motion from it; that heavy work runs in the caller's thread with no
+  lock held, so the node calls :meth:`start` from a thread that is not the one delivering joint
+  states and ticks (with a single thread, the pose counts as fresh as it was when the work began);
+- before sending, the pose is read again: if the robot moved more than :data:`START_POSE_TOLERANCE`
+  since the snapshot, nothing is sent and the motion is built again from the new pose; that, and a
+  controller not yet reachable, are waited for up to ``wait_timeout``;
+- joint-state staleness while moving counts from the later of the last message and the motion's own
+  start, so the time spent preparing never makes a motion that was just sent look stale;
+- where the controller does not report the end (topic and stream modes), the run is ``done`` only
+  when the measured joints followed the reference (:func:`path_tolerances`) and reached its end pose.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+import numpy as np
+
+from dynid_ros.errors import DynidError
+from dynid_ros.execution.joint_state_cache import JointStateCache
+from dynid_ros.execution.trajectory_execution import (
+    ControllerError,
+    ExcitationRun,
+    ExecutionProfile,
+    prepare_profile,
+)
+
+START_POSE_TOLERANCE = 1e-3
+"""Largest motion [rad or m] of any joint between the pose snapshot a motion is built from and the
+moment it is sent; beyond it the robot was not at rest and nothing is sent."""
+
+MIN_PATH_TOLERANCE = 0.05
+"""Smallest path tolerance [rad or m] derived from a profile (:func:`path_tolerances`)."""
+
+TRACKING_LAG_S = 0.1
+"""Lag [s] a controller may have behind its reference: the derived path tolerance of a joint is its
+peak speed times this lag (at least :data:`MIN_PATH_TOLERANCE`)."""
+
+FOLLOW_LAG_S = 2.0
+"""Topic and stream modes: how late a controller may start the motion (delivery, its own checks: sim_node
+checks every trajectory against the robot's limits first, about a second on a loaded machine): while
+moving, the measured pose must be within the path tolerance of the reference at some time of the last
+``FOLLOW_LAG_S`` before it arrived; at the end, within the path tolerance of the end pose."""
+
+RESULT_GRACE_S = 10.0
+"""Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
+
+MOVING_STATE_TIMEOUT_FACTOR = 4.0
+"""While moving, joint states older than this many ``state_timeout`` (and at least 1 s) stop the motion."""
+
+
+def path_tolerances(profile: ExecutionProfile, rate_hz: float = 100.0) -> np.ndarray:
+    """Per-joint path position tolerance of ``profile``: ``max(MIN_PATH_TOLERANCE, TRACKING_LAG_S * peak |q'|)``.
+
+    Finite by construction: a motion that leaves its reference by more than a tenth of a second of
+    its own speed (or 0.05 rad) is not the motion that was checked against the limits.
+    """
+    _, _, dq, _ = profile.sample_at_rate(rate_hz)
+    return np.maximum(MIN_PATH_TOLERANCE, TRACKING_LAG_S * np.abs(dq).max(axis=0))
+
+
+class ControllerLink(Protocol):
+    """The node's transport to one controller."""
+
+    confirms_end: bool
+    """True when the controller reports the end of the motion (action mode)."""
+
+    def problem(self) -> str | None:
+        """Why the controller cannot take a motion now (None: it can)."""
+
+    def send(self, profile: ExecutionProfile) -> None:
+        """Send the whole motion (raises DynidError when it cannot)."""
+
+    def halt(self) -> None:
+        """Stop the motion: cancel the goal, hold the position or stop streaming."""
+
+    def awaiting_answer(self) -> bool:
+        """True while a sent goal has had no answer from the controller."""
+
+
+@dataclass(frozen=True)
+class SupervisorSettings:
+    """The node's parameters the supervisor uses."""
+
+    cycles: int = 1
+    check_rate_hz: float = 1000.0
+    state_timeout: float = 0.5
+    wait_timeout: float = 10.0
+    settle_time: float = 0.2
+    goal_time_tolerance: float = 0.5
+    joint_states_topic: str = "/joint_states"
+    controller: str = "the controller"
+    mode: str = "action"
+
+
+class Phase(str, Enum):
+    """Where a start is: nothing pending, building the motion, waiting to send it, sent."""
+
+    IDLE = "idle"
+    PREPARING = "preparing"
+    WAITING = "waiting"
+    SENT = "sent"
+
+
+@dataclass
+class _Pending:
+    deadline: float
+    wait_for_states: bool
+    profile: ExecutionProfile | None = None
+    snapshot: np.ndarray | None = None
+    stop_reason: str | None = None
+
+
+class ExcitationSupervisor:
+    """One excitation at a time, from ``start`` to ``done`` or ``aborted``.
+
+    Args:
+        settings: timeouts and rates (:class:`SupervisorSettings`).
+        load: returns ``(excitation, robot)``: the loaded trajectory file and the robot's limits.
+        link: the controller transport.
+        on_change: called (no lock held) after every change of the status.
+        log: ``log(level, message)``, level ``info`` | ``warning`` | ``error``.
+        clock: monotonic seconds.
+    """
+
+    def __init__(self, settings: SupervisorSettings, load: Callable[[], tuple[object, object]],
+                 link: ControllerLink, on_change: Callable[[], None] = lambda: None,
+                 log: Callable[[str, str], None] = lambda level, message: None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings, self._load, self.link = settings, load, link
+        self._on_change, self._log, self.clock = on_change, log, clock
+        self.states = JointStateCache(settings.joint_states_topic)
+        self.run = ExcitationRun()
+        self.phase = Phase.IDLE
+        self.tolerance = np.zeros(0)
+        self._pending: _Pending | None = None
+        self._sent_at = 0.0
+        self._lock = threading.RLock()
+        self._attempting = threading.Lock()  # one start attempt at a time (service thread or tick)
+
+    # ------------------------------------------------------------------------------------------
+    # Inputs
+
+    def on_joint_state(self, names: list[str], positions: list[float], velocities: list[float] = ()) -> None:
+        """Merge one JointState message (by joint name; other publishers' joints are kept)."""
+        with self._lock:
+            first = self.states.empty
+            try:
+                self.states.update(names, positions, self.clock(), velocities)
+            except DynidError as err:
+                self._log("warning", str(err))
+                return
+        if first:
+            self._on_change()  # an orchestrator waits for joint_states_ready
+
+    def start(self, wait_for_states: bool = False) -> tuple[bool, str]:
+        """Check, build and send the motion (or wait for the controller); returns (accepted, message).
+
+        Refused (False, reason) when a run is active or starting, the trajectory or the robot is bad, the
+        pose is unknown or stale, or the motion leaves the robot's limits.
+        """
+        with self._lock:
+            if self.run.active or self.phase in (Phase.PREPARING, Phase.WAITING):
+                busy = self.run.state.value if self.run.active else "starting"
+                return False, f"already {busy}"
+            self.run = ExcitationRun()
+            self._pending = _Pending(self.clock() + self.settings.wait_timeout, wait_for_states)
+            self.phase = Phase.WAITING
+        result = self._attempt()
+        self._on_change()
+        return result
+
+    def stop(self, reason: str = "stopped on request") -> tuple[bool, str]:
+        """Stop the motion, or the start being prepared or waited for."""
+        result = self._stop(reason)
+        self._on_change()
+        return result
+
+    def _stop(self, reason: str) -> tuple[bool, str]:
+        with self._lock:
+            if self.phase is Phase.PREPARING:
+                self._pending.stop_reason = reason
+                return True, reason
+            if self.phase is Phase.WAITING:
+                self._finish_abort(f"{reason} before moving")
+                return True, reason
+            if not self.run.active:
+                return False, f"not moving (state {self.run.state.value})"
+            self.link.halt()
+            self._finish_abort(reason)
+        return True, reason
+
+    def controller_ended(self, success: bool, message: str) -> None:
+        """The controller's verdict on the motion (action mode)."""
+        with self._lock:
+            if not self.run.active:
+                return
+            if success:
+                self.run.finish(message)
+                self._log("info", f"excitation done: {message}")
+                self.phase = Phase.IDLE
+            else:
+                self._finish_abort(message)
+        self._on_change()
+
+    def tick(self) -> None:
+        """Called periodically (10 Hz): retry a waiting start, supervise a running motion."""
+        if self.phase is Phase.WAITING:
+            self._attempt()
+            self._on_change()
+            return
+        with self._lock:
+            if not self.run.active:
+                return
+            now = self.clock()
+            self.run.update(now)
+            problem = self._supervise(now)
+            if problem is not None:
+                self.link.halt()
+                self._finish_abort(problem)
+        self._on_change()
+
+    # ------------------------------------------------------------------------------------------
+    # Start
+
+    def _attempt(self) -> tuple[bool, str]:
+        """One try of the pending start (none while another runs in another thread)."""
+        if not self._attempting.acquire(blocking=False):
+            return True, "starting"
+        try:
+            return self._attempt_once() if self._pending is not None else (True, self.run.message)
+        finally:
+            self._attempting.release()
+
+    def _attempt_once(self) -> tuple[bool, str]:
+        """Abort on bad input, keep waiting for what may still come, send when everything is there."""
+        pending = self._pending
+        now = self.clock()
+        timed_out = now >= pending.deadline
+        try:
+            if pending.profile is None:
+                excitation, robot = self._load()
+                moved = robot.indices(excitation.trajectory.joints)  # a joint the robot lacks: refused
+                if pending.wait_for_states and not timed_out and self._states_missing_or_stale(robot, now):
+                    return True, "waiting for joint states"
+                with self._lock:
+                    q_robot = self.states.positions(robot.joints, now, self.settings.state_timeout)
+                    self.phase = Phase.PREPARING
+                profile = prepare_profile(excitation, q_robot[moved], self.settings.cycles,  # heavy: no lock
+                                          max(self.settings.check_rate_hz, 1000.0), robot, held=q_robot)
+                with self._lock:
+                    self.phase = Phase.WAITING
+                    pending.profile, pending.snapshot = profile, q_robot[moved]
+                if pending.stop_reason is not None:
+                    raise ControllerError(f"{pending.stop_reason} before moving")
+            with self._lock:
+                return self._send_when_ready(pending, now, timed_out)
+        except DynidError as err:
+            with self._lock:
+                self._finish_abort(str(err))
+            return False, str(err)
+
+    def _send_when_ready(self, pending: _Pending, attempt_start: float, timed_out: bool) -> tuple[bool, str]:
+        """Send unless the controller is unreachable or the robot moved; joint states count as fresh when they
+        were at the start of this attempt (a single-threaded executor delivers none while the motion is built)."""
+        problem = self.link.problem()
+        if problem is not None:
+            if timed_out:
+                raise ControllerError(f"{problem} within {self.settings.wait_timeout:g} s: not moving")
+            message = f"waiting for the controller: {problem}"
+            if message != self.run.message:
+                self.run.message = message
+                self._log("info", message)
+            return True, message
+        profile = pending.profile
+        q_now = self.states.positions(profile.joints, attempt_start, self.settings.state_timeout, "the trajectory")
+        drift = float(np.abs(q_now - pending.snapshot).max())
+        if drift > START_POSE_TOLERANCE:  # not at rest: build the motion again from where it is now
+            message = (f"the robot moved {drift:.4f} while the motion was prepared (limit {START_POSE_TOLERANCE:g}): "
+                       f"it must be at rest")
+            if timed_out:
+                raise ControllerError(f"{message}; not moving after {self.settings.wait_timeout:g} s")
+            pending.profile = pending.snapshot = None
+            self.run.message = f"waiting: {message}"
+            return True, self.run.message
+        self.link.send(profile)
+        self._pending = None
+        self.phase = Phase.SENT
+        self._sent_at = self.clock()
+        self.tolerance = path_tolerances(profile)
+        self.run.start(profile, self._sent_at, f"{self.settings.mode} mode, {profile.duration:.1f} s")
+        self._log("info", f"excitation started: approach {profile.t_excitation_start:.1f} s, "
+                          f"{self.settings.cycles} cycle(s), total {profile.duration:.1f} s")
+        return True, f"moving: {profile.duration:.1f} s ({self.settings.mode} mode)"
+
+    def _states_missing_or_stale(self, robot: object, now: float) -> bool:
+        received = self.states.received(robot.joints)
+        return received is None or now - received > self.settings.state_timeout
+
+    def _finish_abort(self, message: str) -> None:
+        self._pending = None
+        self.phase = Phase.IDLE
+        self.run.abort(message)
+        self._log("error", f"excitation aborted: {message}")
+
+    # ------------------------------------------------------------------------------------------
+    # Supervision of a sent motion
+
+    def _supervise(self, now: float) -> str | None:
+        """The reason to stop the running motion now, or None."""
+        s, run = self.settings, self.run
+        joints = run.profile.joints
+        received = self.states.received(joints)
+        since = max(received if received is not None else -np.inf, run.t_start)
+        stale_limit = max(1.0, MOVING_STATE_TIMEOUT_FACTOR * s.state_timeout)
+        if now - since > stale_limit:
+            return f"{s.joint_states_topic} stopped arriving while moving (none for {now - since:.1f} s)"
+        if self.link.confirms_end:
+            if self.link.awaiting_answer() and now - self._sent_at > s.wait_timeout:
+                return f"{s.controller} did not answer the goal within {s.wait_timeout:g} s"
+            if run.elapsed_past_end(now) > RESULT_GRACE_S + s.goal_time_tolerance:
+                return "no result from the action server after the trajectory's end"
+            return None
+        return self._follow_check(now)
+
+    def _follow_check(self, now: float) -> str | None:
+        """Topic/stream mode: stop a motion the robot does not follow; ``done`` once it reached the end."""
+        run, s = self.run, self.settings
+        joints = run.profile.joints
+        received = self.states.received(joints)
+        if received is None or received < run.t_start:
+            return None
+        q = self.states.positions(joints, now, np.inf, "the trajectory")
+        elapsed = min(received - run.t_start, run.profile.duration)
+        window = np.linspace(max(elapsed - FOLLOW_LAG_S, 0.0), elapsed, 101)  # the controller may start late
+        error = np.abs(run.profile.sample(window)[0] - q).min(axis=0)
+        worst = int(np.argmax(error / self.tolerance))
+        if error[worst] > self.tolerance[worst]:
+            return (f"the robot does not follow the motion: joint {joints[worst]} is {error[worst]:.3f} from the "
+                    f"reference at t = {elapsed:.2f} s (path tolerance {self.tolerance[worst]:.3f} after a lag of "
+                    f"up to {FOLLOW_LAG_S:g} s)")
+        past_end = run.elapsed_past_end(now)
+        if past_end < s.settle_time:
+            return None
+        end_error = np.abs(run.profile.sample(np.array([run.profile.duration]))[0][0] - q)
+        worst = int(np.argmax(end_error / self.tolerance))
+        if received >= run.t_start + run.profile.duration and end_error[worst] <= self.tolerance[worst]:
+            run.finish("the robot followed the motion to its end")
+            self.phase = Phase.IDLE
+            self._log("info", "excitation done")
+            return None
+        if past_end > s.settle_time + s.wait_timeout:
+            return (f"the robot did not reach the end pose within {s.wait_timeout:g} s after the motion's end "
+                    f"(joint {joints[worst]} {end_error[worst]:.3f} away)")
+        return None
+
+    def status(self) -> dict:
+        """The ``~/status`` JSON content."""
+        with self._lock:
+            status = self.run.status()
+            status["joint_states_ready"] = not self.states.empty
+        return status

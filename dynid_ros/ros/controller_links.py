@@ -1,0 +1,239 @@
+"""``excitation_node``'s transports to a controller, one
+:class:`~dynid_ros.execution.excitation_supervisor.ControllerLink` per mode (``action``:
+control_msgs/FollowJointTrajectory, ``topic``: trajectory_msgs/JointTrajectory, ``stream``:
+std_msgs/Float64MultiArray positions for a forward command controller).
+
+Each link only moves messages; what to send and when to stop is the supervisor's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
+
+from dynid_ros.execution.excitation_supervisor import path_tolerances
+from dynid_ros.execution.follow_joint_trajectory import (
+    GoalPhase,
+    GoalTracker,
+    build_goal_spec,
+    fill_goal,
+    fill_trajectory,
+    load_control_msgs,
+)
+from dynid_ros.execution.trajectory_execution import ControllerError, ExecutionProfile, trajectory_samples
+
+
+class TopicLink:
+    """The whole motion as one JointTrajectory on ``/<controller>/joint_trajectory``; an empty one holds."""
+
+    confirms_end = False
+
+    def __init__(self, node: Node, controller: str, point_rate_hz: float) -> None:
+        self.node, self.point_rate_hz = node, point_rate_hz
+        self.topic = f"/{controller}/joint_trajectory"
+        self.publisher = node.create_publisher(JointTrajectory, self.topic, 10)
+        self._joints: tuple[str, ...] = ()
+
+    def problem(self) -> str | None:
+        return f"no subscriber on {self.topic}" if self.node.count_subscribers(self.topic) == 0 else None
+
+    def send(self, profile: ExecutionProfile) -> None:
+        from builtin_interfaces.msg import Duration
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        t, q, dq, ddq = trajectory_samples(profile, self.point_rate_hz)
+        self._joints = tuple(profile.joints)
+        self.publisher.publish(fill_trajectory(JointTrajectory(), profile.joints, t, q, dq, ddq,
+                                               JointTrajectoryPoint, Duration))
+
+    def halt(self) -> None:
+        self.publisher.publish(JointTrajectory(joint_names=list(self._joints)))
+
+    def awaiting_answer(self) -> bool:
+        return False
+
+
+class StreamLink:
+    """Positions of the named ``joints`` (the forward controller's, in its order, checked against its ``joints``
+    parameter) at ``rate_hz``.
+
+    Each command is the profile at the wall-clock time of the command: between two commands the
+    profile moves by at most ``peak speed / rate_hz``; the node refuses rates below the controller's
+    (see the node's ``stream_rate_hz``). Joints of the controller the profile does not move hold the
+    position measured at the start.
+    """
+
+    confirms_end = False
+
+    def __init__(self, node: Node, controller: str, rate_hz: float, joints: list[str],
+                 held: Callable[[list[str]], np.ndarray], active: Callable[[], bool]) -> None:
+        self.node, self.rate_hz, self.joints = node, rate_hz, list(joints)
+        self.topic, self.controller = f"/{controller}/commands", f"/{controller}"
+        self.publisher = node.create_publisher(Float64MultiArray, self.topic, 10)
+        self._held, self._active = held, active
+        self._controller_joints: list[str] | None = None
+        self._parameters = self._request = None
+        self._timer = None
+        self._profile: ExecutionProfile | None = None
+        self._t0 = 0.0
+        self._order: np.ndarray | None = None
+        self._base: np.ndarray | None = None
+
+    def problem(self) -> str | None:
+        """Reachable once the controller subscribes and its ``joints`` parameter (ros2_control's
+        forward_command_controller) is exactly ``stream_joints``, in order; a mismatch is refused."""
+        if self.node.count_subscribers(self.topic) == 0:
+            return f"no subscriber on {self.topic}"
+        if self._controller_joints is None:
+            return self._ask_controller_joints()
+        if self._controller_joints != self.joints:
+            theirs = ", ".join(self._controller_joints) or "its joints parameter is unset"
+            raise ControllerError(f"stream_joints ({', '.join(self.joints)}) are not the joints of {self.controller} "
+                                  f"in its order ({theirs})")
+        return None
+
+    def _ask_controller_joints(self) -> str:
+        from rcl_interfaces.srv import GetParameters
+
+        if self._parameters is None:
+            self._parameters = self.node.create_client(GetParameters, f"{self.controller}/get_parameters")
+        if self._request is None and self._parameters.service_is_ready():
+            self._request = self._parameters.call_async(GetParameters.Request(names=["joints"]))
+        if self._request is not None and self._request.done():
+            response = self._request.result()
+            values = list(response.values) if response is not None else []
+            self._controller_joints = list(values[0].string_array_value) if values else []
+            return self.problem()
+        return f"waiting for the joints parameter of {self.controller}"
+
+    def send(self, profile: ExecutionProfile) -> None:
+        unknown = [j for j in profile.joints if j not in self.joints]
+        if unknown:
+            raise ControllerError(f"stream_joints ({', '.join(self.joints)}) lack trajectory joint(s) "
+                                  f"{', '.join(unknown)}: the forward controller cannot move them")
+        self._base = np.asarray(self._held(self.joints), dtype=float)
+        self._order = np.array([self.joints.index(j) for j in profile.joints])
+        self._profile, self._t0 = profile, time.monotonic()
+        self._timer = self.node.create_timer(1.0 / self.rate_hz, self._publish)
+
+    def _publish(self) -> None:
+        if not self._active() or self._profile is None:
+            return self.halt()
+        elapsed = min(time.monotonic() - self._t0, self._profile.duration)
+        command = self._base.copy()
+        command[self._order] = self._profile.sample(np.array([elapsed]))[0][0]
+        message = Float64MultiArray(data=command.tolist())
+        message.layout.dim = [MultiArrayDimension(label=",".join(self.joints), size=len(self.joints),
+                                                  stride=len(self.joints))]
+        self.publisher.publish(message)
+
+    def halt(self) -> None:
+        if self._timer is not None:
+            self.node.destroy_timer(self._timer)
+            self._timer = None
+
+    def awaiting_answer(self) -> bool:
+        return False
+
+
+class ActionLink:
+    """One FollowJointTrajectory goal per motion; the server's result ends it (``on_end(success, message)``).
+
+    The goal's path tolerance is ``path_tolerance`` for every joint, or when that is 0 the profile's
+    own (:func:`dynid_ros.execution.excitation_supervisor.path_tolerances`); negative: none (the
+    controller's default).
+    """
+
+    confirms_end = True
+
+    def __init__(self, node: Node, controller: str, params: dict, on_end: Callable[[bool, str], None]) -> None:
+        self.node, self.params, self._on_end = node, params, on_end
+        self.action_name = f"/{controller}/follow_joint_trajectory"
+        self.client = None
+        self.tracker: GoalTracker | None = None
+        self._handle = None
+
+    def problem(self) -> str | None:
+        if self.client is None:
+            from rclpy.action import ActionClient
+
+            self.client = ActionClient(self.node, load_control_msgs().FollowJointTrajectory, self.action_name)
+        return None if self.client.server_is_ready() else f"action server {self.action_name} not available"
+
+    def send(self, profile: ExecutionProfile) -> None:
+        from builtin_interfaces.msg import Duration
+        from control_msgs.msg import JointTolerance
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        p = self.params
+        path = p["path_tolerance"] if p["path_tolerance"] else path_tolerances(profile)
+        spec = build_goal_spec(profile, p["point_rate_hz"], np.maximum(path, 0.0), p["goal_tolerance"],
+                               goal_time_tolerance=p["goal_time_tolerance"])
+        goal = fill_goal(load_control_msgs().FollowJointTrajectory.Goal(), spec, JointTrajectoryPoint,
+                         JointTolerance, Duration)
+        self.tracker = tracker = GoalTracker()
+        self._handle = None
+        self.client.send_goal_async(goal).add_done_callback(lambda f: self._on_goal_response(tracker, f))
+
+    def _on_goal_response(self, tracker: GoalTracker, future: object) -> None:
+        try:
+            handle = future.result()
+        except Exception as err:  # noqa: BLE001 - transport errors end the goal
+            return self._end(tracker, tracker.on_error(f"sending the goal failed: {err}"))
+        cancel_now = tracker.on_goal_response(bool(handle.accepted))
+        if not handle.accepted:
+            return self._end(tracker, tracker.outcome)
+        if tracker is self.tracker:
+            self._handle = handle
+        handle.get_result_async().add_done_callback(lambda f: self._on_result(tracker, f))
+        if cancel_now:  # stopped while the goal was on its way (also a goal of an earlier run)
+            handle.cancel_goal_async()
+
+    def _on_result(self, tracker: GoalTracker, future: object) -> None:
+        try:
+            response = future.result()
+            outcome = tracker.on_result(int(response.status), int(response.result.error_code),
+                                        str(response.result.error_string))
+        except Exception as err:  # noqa: BLE001
+            outcome = tracker.on_error(f"getting the result failed: {err}")
+        self._end(tracker, outcome)
+
+    def _end(self, tracker: GoalTracker, outcome: object) -> None:
+        if tracker is not self.tracker:  # an earlier run's goal: this run is not concerned
+            self.node.get_logger().info(f"earlier goal ended: {outcome.message}")
+            return
+        self._handle = None
+        self._on_end(outcome.success, outcome.message)
+
+    def halt(self) -> None:
+        if self.tracker is not None and self.tracker.request_cancel() and self._handle is not None:
+            self._handle.cancel_goal_async()
+
+    def awaiting_answer(self) -> bool:
+        return self.tracker is not None and self.tracker.phase is GoalPhase.SENDING
+
+    def wait_for_end(self, timeout: float) -> bool:
+        """Spin the node (its executor has stopped) until the canceled goal ended, at most ``timeout`` s."""
+        from rclpy.executors import SingleThreadedExecutor
+
+        if self.tracker is None or self.tracker.finished:
+            return True
+        executor = SingleThreadedExecutor(context=self.node.context)
+        executor.add_node(self.node)
+        deadline = time.monotonic() + timeout
+        try:
+            while not self.tracker.finished and time.monotonic() < deadline and self.node.context.ok():
+                executor.spin_once(timeout_sec=0.05)
+        finally:
+            executor.remove_node(self.node)
+        return self.tracker.finished
+
+    def destroy(self) -> None:
+        if self.client is not None:  # rclpy's destroy_node leaves action clients alive
+            self.client.destroy()
+            self.client = None
