@@ -193,9 +193,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         kept = fit_rows(data.dq, processing.min_speed)
         if fit_target is not None:
             tau, kept = fit_target(data, w_b, kept)
-        if not kept.all():  # a zero row is a row left out of every least-squares fit
-            w_b = np.where(kept[:, None], w_b, 0.0)
-            tau = np.where(kept, tau, 0.0)
+        if not kept.all():  # removed from every fit, count and test (estimators.in_fit), not zeroed
             warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
                             + (f"(|q'| < {processing.min_speed} rad/s)" if fit_target is None else "(fit target)"))
     nominal = nominal_parameters(model, layout)
@@ -205,8 +203,8 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     with timer.stage("identifiability"):
         informative = options.prior == "nominal" and bool(np.any(nominal[layout.indices("m")] > 0))
         if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
-            check_excited(w_b, base)
-        missing = not_identified(w_b, tau, base, prior.mean, prior.covariance) if informative else []
+            check_excited(w_b[kept], base)
+        missing = not_identified(w_b, tau, base, prior.mean, prior.covariance, kept) if informative else []
         _check_excitation(missing, base.n_base, options.strict)
         if missing:
             warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "
@@ -214,7 +212,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
         estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached,
-                             {m.index: m.value for m in missing})
+                             {m.index: m.value for m in missing}, kept)
     beta, delta, status, beta_std = estimate.beta, estimate.delta, estimate.status, estimate.beta_std
     if status != "optimal":
         warnings.append(f"solver status {status}: the estimate may be inaccurate")
@@ -276,17 +274,18 @@ class _Estimate:
 
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
               layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
-              fixed: dict[int, float]) -> _Estimate:
-    """Run the chosen estimator; the standard deviations are those of the estimate returned."""
+              fixed: dict[int, float], rows: np.ndarray | None = None) -> _Estimate:
+    """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
+    estimate returned."""
     n_dof = layout.n_dof
     if options.method == "fbpe":
-        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed).weights
+        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                               weights=weights, solver=options.solver, attached=attached, fixed=fixed,
-                              prior=prior if options.prior == "nominal" else None)
+                              prior=prior if options.prior == "nominal" else None, rows=rows)
         return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
                          fit.capped_data_weight)
-    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed)
+    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)
     if options.method in ("ols", "wls"):
         return _Estimate(fit.beta, _closest_standard(base, fit.beta, prior.mean), "optimal", fit.std, None,
                          fit.inflation)
@@ -299,7 +298,8 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
         return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
     from dynid_ros.estimation.penalty_retrieval import pbpr  # Gaz et al. 2019 Alg. 1
 
-    found = pbpr(w_b, tau, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+    w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
+    found = pbpr(w_fit, tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
                  use_nominal_start=options.prior == "nominal")
     return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
 
