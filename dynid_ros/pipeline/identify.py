@@ -170,8 +170,8 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
                                                                                              options.end)))
         layout = model.layout_for(options.friction, options.armature)
         if model.locked:
-            warnings.append("joints locked (not identified) at " + ", ".join(
-                f"{j} = {model.locked_positions[j]:.4g}" for j in model.locked))
+            warnings.append(f"joints locked (not identified): {', '.join(model.locked)}, where the data hold them "
+                            f"(at {', '.join(f'{model.locked_positions[j]:.4g}' for j in model.locked)})")
     if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
         from dynid_ros.estimation.sigmoid_friction import identify_with_sigmoid
 
