@@ -228,3 +228,26 @@ def test_continuous_joints_are_unwrapped_before_filtering(tmp_path: Path):
                    ProcessingOptions(velocity_source="differentiate"))
     np.testing.assert_allclose(data.dq[:, 6], 2.0, atol=1e-3)  # a wrap filtered would be off by radians
     np.testing.assert_allclose(data.q[:, 6], 3.0 + 2.0 * (data.t - 10.0) - 2 * np.pi * (q[0, 6] < 0), atol=1e-4)
+
+
+def test_identification_node_identifies_the_two_publisher_bag(identified, spinner, tmp_path: Path):
+    """The "done when" through identification_node (real rclpy, in this process): the same result as the CLI."""
+    from rclpy.node import Node
+    from std_msgs.msg import String
+
+    from dynid_ros.ros.identification_node import IdentificationNode
+    from ros_helpers import Latest, call_trigger, params, status_qos, wait_for
+
+    out = tmp_path / "node_result"
+    spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
+        urdf_path=str(example_robot_urdf(PANDA_ERD)), config_file=str(identified["tmp"] / "config.yaml"),
+        bag_path=str(identified["train"]), output_dir=str(out))))
+    helper = spinner.add(Node("helper", context=spinner.context))
+    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
+    response = call_trigger(helper, "/identification_node/identify")
+    assert response.success, response.message
+    wait_for(lambda: status.last and status.last["state"] in ("done", "failed"), timeout=120, what="identification")
+    assert status.last["state"] == "done", status.last["message"]
+    node, cli = (json.loads((d / "report.json").read_text()) for d in (out, identified["out"]))
+    assert node["relative_error"] == pytest.approx(cli["relative_error"], rel=1e-6)
+    assert node["segments"] == cli["segments"] and node["urdf_omits"] == cli["urdf_omits"]
