@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from rosbags.typesys import Stores, get_typestore
 
-from dynid_ros.data.bag_io import JOINT_STATE_TYPE, _decode, _typestore, encode_joint_states
+from dynid_ros.data.bag_io import JOINT_STATE_TYPE, decode_messages, encode_joint_states, joint_state_typestore
 from dynid_ros.data.joint_states import JointStateSeries
 
 RESULT = Path(__file__).resolve().parent / "results" / "bag_codec.json"
@@ -60,7 +60,7 @@ def main() -> int:
                               rng.standard_normal((n, 7)), rng.standard_normal((n, 7)), rng.standard_normal((n, 7)))
     start = time.perf_counter()
     plain = get_typestore(Stores.ROS2_HUMBLE)
-    ours = _typestore()
+    ours = joint_state_typestore()
     setup_s = time.perf_counter() - start
     cases = {
         "one_layout": [bytes(plain.serialize_cdr(m, JOINT_STATE_TYPE, little_endian=True))
@@ -77,9 +77,9 @@ def main() -> int:
     result: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)", "messages": n,
                     "type_store_setup_s": round(setup_s, 3), "decode": {}, "encode": {}}
     for name, raws in cases.items():
-        dynid_s = best(args.repeat, lambda raws=raws: _decode(raws, "/joint_states"))
+        dynid_s = best(args.repeat, lambda raws=raws: decode_messages(raws, "/joint_states"))
         rosbags_s = best(args.repeat, lambda raws=raws: [plain.deserialize_cdr(r, JOINT_STATE_TYPE) for r in raws])
-        fast = _decode(raws, "/joint_states").fast
+        fast = decode_messages(raws, "/joint_states").fast
         result["decode"][name] = {"dynid_s": round(dynid_s, 4), "rosbags_s": round(rosbags_s, 4),
                                   "speedup": round(rosbags_s / dynid_s, 2), "fast_path_messages": fast}
         print(f"decode {name:24s} dynid_ros {dynid_s:7.3f} s  rosbags {rosbags_s:7.3f} s  "

@@ -36,7 +36,7 @@ from dynid_ros.excitation import (  # noqa: E402
     optimize_excitation,
     save_trajectory,
 )
-from dynid_ros.excitation.optimizer import _Problem, condition_base  # noqa: E402
+from dynid_ros.excitation.optimizer import ExcitationProblem, condition_base  # noqa: E402
 from dynid_ros.robot.config import config_section  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 
@@ -57,7 +57,7 @@ def condition_by_definition(model, trajectory) -> float:
 
 
 def random_conditions(model, options, limits, count: int = 8) -> list[float]:
-    problem = _Problem(model, options, limits, condition_base(model))
+    problem = ExcitationProblem(model, options, limits, condition_base(model))
     return [condition_by_definition(model, problem.trajectory(problem.start(np.random.default_rng([1000, i]))))
             for i in range(count)]
 

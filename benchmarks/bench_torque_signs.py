@@ -28,8 +28,10 @@ from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
 from dynid_ros.data.signal_processing import process  # noqa: E402
 from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
 from dynid_ros.dynamics.regressor import torques  # noqa: E402
-from dynid_ros.estimation.torque_signs import SignSearchOptions, identify_abs_effort  # noqa: E402
-from dynid_ros.pipeline.identify import IdentificationOptions, identify  # noqa: E402
+from dynid_ros.estimation.torque_signs import SignSearchOptions  # noqa: E402
+from dynid_ros.pipeline.abs_effort import identify_abs_effort  # noqa: E402
+from dynid_ros.pipeline.identify import identify  # noqa: E402
+from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.robot.parameters import link_parameters  # noqa: E402
 

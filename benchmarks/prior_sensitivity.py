@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT / "test"))
 from dynid_ros.estimation import estimators  # noqa: E402
 from dynid_ros.estimation.prior import link_realism  # noqa: E402
 from dynid_ros.pipeline import identify as identification  # noqa: E402
-from dynid_ros.pipeline.identify import IdentificationOptions, identify  # noqa: E402
+from dynid_ros.pipeline.identify import identify  # noqa: E402
+from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
 from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  # noqa: E402
 from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 from dynid_ros.robot.urdf_writer import attached_parameters  # noqa: E402

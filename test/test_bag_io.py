@@ -493,9 +493,9 @@ def test_decoding_matches_rosbags(tmp_path: Path, case: str, storage: str) -> No
         first = int(np.argmax(without_velocity))
         with pytest.raises(DataError, match=f"sample {first}: no velocity"):
             read_joint_states(bag)
-        from dynid_ros.data.bag_io import _decode
+        from dynid_ros.data.bag_io import decode_messages
 
-        decoded = _decode([data for _, data in messages], "/joint_states")
+        decoded = decode_messages([data for _, data in messages], "/joint_states")
         for k, field in enumerate(("position", "velocity", "effort")):
             np.testing.assert_array_equal(decoded.fields[k], expected[field])
         decoded_fast = decoded.fast
@@ -507,17 +507,18 @@ def test_decoding_matches_rosbags(tmp_path: Path, case: str, storage: str) -> No
 
 def test_varying_frame_id_is_not_slower_than_rosbags(tmp_path: Path) -> None:
     """The case the fast path used to be slow on: every message its own layout (here 2 000 of them)."""
-    from dynid_ros.data.bag_io import _decode, _typestore
+    from dynid_ros.data.bag_io import decode_messages, joint_state_typestore
 
     raws = [bytes(TYPES.serialize_cdr(rosbags_message(k, NAMES, "f" * (k % 40)), JOINT_STATE_TYPE))
             for k in range(2000)]
-    for store in (_typestore(), TYPES):  # both type stores built, their deserializers generated (once a process)
+    # both type stores built, their deserializers generated (once a process)
+    for store in (joint_state_typestore(), TYPES):
         store.deserialize_cdr(raws[0], JOINT_STATE_TYPE)
     start = time.perf_counter()
     [TYPES.deserialize_cdr(raw, JOINT_STATE_TYPE) for raw in raws]
     plain = time.perf_counter() - start
     start = time.perf_counter()
-    decoded = _decode(raws, "/joint_states")
+    decoded = decode_messages(raws, "/joint_states")
     ours = time.perf_counter() - start
     assert decoded.fast == 0 and np.isfinite(decoded.fields[0]).all()
     assert ours < 2.0 * plain + 0.05, (ours, plain)  # rosbags plus bookkeeping, not a byte matrix per message

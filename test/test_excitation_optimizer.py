@@ -18,7 +18,7 @@ from dynid_ros.excitation import (
     load_trajectory,
     optimize_excitation,
 )
-from dynid_ros.excitation.optimizer import _Problem, condition_base
+from dynid_ros.excitation.optimizer import ExcitationProblem, condition_base
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
@@ -72,7 +72,8 @@ def test_condition_number_matches_definition_and_beats_the_start(panda, panda_co
     assert optimized.condition_number == pytest.approx(by_hand, rel=1e-9)
     assert excitation_condition_number(panda, optimized.trajectory) == pytest.approx(by_hand, rel=1e-9)
     limits = limits_from_model(panda, panda_config)
-    problem = _Problem(panda, ExcitationOptions(config=panda_config, seed=7, **SMALL), limits, condition_base(panda))
+    problem = ExcitationProblem(panda, ExcitationOptions(config=panda_config, seed=7, **SMALL), limits,
+                                condition_base(panda))
     start = problem.trajectory(problem.start(np.random.default_rng([7, 0])))
     assert optimized.condition_number < 0.5 * excitation_condition_number(panda, start)
 
@@ -90,7 +91,7 @@ def test_objective_gradient_matches_finite_differences(panda, panda_config):
     limits = limits_from_model(panda, panda_config)
     for objective in ("cond", "logdet"):
         options = ExcitationOptions(config=panda_config, objective=objective, harmonics=2, frequency_hz=0.5)
-        problem = _Problem(panda, options, limits, condition_base(panda))
+        problem = ExcitationProblem(panda, options, limits, condition_base(panda))
         x = problem.start(np.random.default_rng(1))
         _, gradient = problem.objective(x)
         direction = problem.project_rest(np.random.default_rng(2).normal(size=x.size))  # keeps q'(0) = 0

@@ -240,11 +240,10 @@ def test_bounds_are_parsed_in_their_own_module_and_checked_not_clipped():
     """The ``bounds:`` mapping lives in dynid_ros.dynamics.bounds (the LMI mathematics stay in feasibility); the
     non-negative terms are public; a violation is reported relative to each term's scale."""
     from dynid_ros.dynamics import bounds
-    from dynid_ros.pipeline import identify as identification
+    from dynid_ros.pipeline import options
 
     assert feasibility.Bounds is bounds.Bounds
-    assert identification.CONSISTENCIES is feasibility.CONSISTENCIES and identification.SOLVERS is feasibility.SOLVERS
-    assert not hasattr(identification, "LOG")
+    assert options.CONSISTENCIES is feasibility.CONSISTENCIES and options.SOLVERS is feasibility.SOLVERS
     b = bounds.Bounds()
     assert b.nonnegative_symbols(LAYOUT) == ["fv", "fc", "Ia"]
     delta = np.concatenate([random_body(np.random.default_rng(9)), random_body(np.random.default_rng(10)),

@@ -199,7 +199,8 @@ def test_panda_fixture_matches_the_data_readme():
 @pytest.mark.parametrize("method", ["ols", "wls", "fbpe", "bpfc"])
 def test_every_method_through_identify_and_the_cli(method, panda_bag, tmp_path):
     from dynid_ros.data.bag_io import read_joint_states
-    from dynid_ros.pipeline.identify import IdentificationOptions, identify
+    from dynid_ros.pipeline.identify import identify
+    from dynid_ros.pipeline.options import IdentificationOptions
 
     series = read_joint_states(panda_bag)
     result = identify(series, IdentificationOptions(joints=JOINTS, method=method, end=6.0), urdf=PANDA_URDF)
@@ -242,7 +243,8 @@ def test_bpfc_with_a_1000_kg_bound_writes_only_what_passes_its_check(panda_bag, 
 def test_a_urdf_failing_the_check_is_an_error(panda_bag, tmp_path):
     from dynid_ros.data.bag_io import read_joint_states
     from dynid_ros.errors import EstimationError
-    from dynid_ros.pipeline.identify import IdentificationOptions, identify
+    from dynid_ros.pipeline.identify import identify
+    from dynid_ros.pipeline.options import IdentificationOptions
     from dynid_ros.pipeline.results import check_written_urdf
 
     result = identify(read_joint_states(panda_bag), IdentificationOptions(joints=JOINTS, end=6.0), urdf=PANDA_URDF)
@@ -281,7 +283,8 @@ def _unexcited_joint2_ur5() -> tuple[Path, JointStateSeries, np.ndarray]:
 
 def test_default_keeps_unexcited_parameters_at_the_prior_and_strict_fails():
     from dynid_ros.errors import IdentifiabilityError
-    from dynid_ros.pipeline.identify import IdentificationOptions, identify
+    from dynid_ros.pipeline.identify import identify
+    from dynid_ros.pipeline.options import IdentificationOptions
 
     urdf, series, _ = _unexcited_joint2_ur5()
     result = identify(series, IdentificationOptions(), urdf=urdf)

@@ -15,8 +15,9 @@ import pytest
 
 from dynid_ros.errors import ModelError
 from dynid_ros.robot.config import load_config
+from dynid_ros.robot.resources import ROBOTS
 from dynid_ros.ros.common import CONFIG_PARAMS, resolve_file
-from dynid_ros.ros.launch_support import ROBOTS, gazebo_urdf, given
+from dynid_ros.ros.launch_support import gazebo_urdf, given
 from ros_helpers import ROOT, assert_physically_consistent
 
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))

@@ -191,7 +191,7 @@ def test_simulate_identify_validate_mimic_arm(arm_path, trajectory_file, tmp_pat
     """dynid simulate (perturbed truth, friction, noise) + dynid identify on the first period + dynid validate on
     the second: the held-out torque error is within 1.3 times the truth's own (noise and sticking), and the
     follower's link parameters are identified through its leader's torque (closer to the truth than the prior)."""
-    from dynid_ros.pipeline.identify import IdentificationOptions
+    from dynid_ros.pipeline.options import IdentificationOptions
     from dynid_ros.pipeline.results import load_parameters
     from dynid_ros.pipeline.validate import evaluate_parameters, load_result_model, processed_window
 

@@ -9,7 +9,10 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from dynid_ros.data.output_paths import MARKER
+from dynid_ros.pipeline.options import identification_options
 from dynid_ros.pipeline.results import MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, URDF_FILE
+from dynid_ros.robot.config import config_section
+from dynid_ros.robot.resources import share_path
 from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
@@ -25,9 +28,10 @@ def test_parameters_mirror_the_cli(spinner):
     assert {"urdf_path", "robot_description", "bag_path", "output_dir", "joints", "topic", "start", "end",
             "friction", "armature", "method", "consistency", "solver", "effort_scale", "prior", "total_mass",
             "update_robot_state_publisher"} <= names
-    args = node.cli_arguments()  # unset parameters stay unset: the config and the CLI defaults decide
-    assert args.method is None and args.friction is None and args.start is None and args.total_mass is None
-    assert args.config.endswith("config/panda.yaml")
+    # unset parameters stay unset: the config and the defaults decide, through the same builder as the CLI
+    panda = config_section(share_path("config/panda.yaml"), "identification")
+    assert node.options() == identification_options(panda, {})
+    assert node.options().start is None and node.options().bounds["total_mass"] == [14.0, 22.0]
     services = dict(node.get_service_names_and_types_by_node("identification_node", "/"))
     assert services["/identification_node/identify"] == ["std_srvs/srv/Trigger"]
 

@@ -18,7 +18,12 @@ from rosbags.typesys import Stores, get_typestore
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import JOINT_STATE_TYPE, read_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.linear_identification import prepare_series
+from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.robot.model import load_model, nominal_parameters
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
@@ -190,8 +195,6 @@ def test_every_output_reproduces_the_validated_torques(identified, panda):
 
 def test_locked_joints_are_held_where_the_data_show_them(tmp_path: Path):
     """Issue 18 item 6: `--joints` without panda_joint4, which the data hold at -1.5 rad (not at 0)."""
-    from dynid_ros.data.joint_states import JointStateSeries
-    from dynid_ros.pipeline.identify import IdentificationOptions, identify
 
     urdf = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
     moving = [j for j in PANDA_ARM_JOINTS if j != "panda_joint4"]
@@ -211,9 +214,6 @@ def test_locked_joints_are_held_where_the_data_show_them(tmp_path: Path):
 def test_continuous_joints_are_unwrapped_before_filtering(tmp_path: Path):
     """Issue 18 item 4: a continuous joint turning at 2 rad/s, reported wrapped to [-pi, pi): the processed
     velocity is 2 rad/s throughout (no filtering across the wrap)."""
-    from dynid_ros.data.joint_states import JointStateSeries
-    from dynid_ros.data.signal_processing import ProcessingOptions, process
-    from dynid_ros.pipeline.identify import IdentificationOptions, prepare_series
 
     urdf = tmp_path / "panda_continuous.urdf"
     source = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"

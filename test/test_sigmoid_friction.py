@@ -15,7 +15,8 @@ from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.sigmoid_friction import fit_sigmoid, sigmoid_torque
-from dynid_ros.pipeline.identify import IdentificationOptions, identify
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import parse_friction

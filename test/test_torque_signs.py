@@ -15,7 +15,8 @@ from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.estimation.torque_signs import find_segments
-from dynid_ros.pipeline.identify import IdentificationOptions, identify
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.parameters import link_parameters
 

@@ -1,1 +1,4 @@
-"""Subcommands of ``dynid``: thin argument parsing over typed core functions."""
+"""The ``dynid`` command: :mod:`.main` dispatches to one module per subcommand (``info``, ``identify``,
+``validate``, ``excite``, ``simulate``, ``demo``, ``bag``), each thin argument parsing over typed core
+functions, returning an exit code. ``python -m dynid_ros.cli`` runs it too.
+"""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from dynid_ros.data.bag_io import bag_info, repair_bag
+
 NAME = "bag"
 HELP = "inspect or repair a rosbag2 (info, repair)"
 
@@ -28,7 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynid_ros.data.bag_io import bag_info, repair_bag
 
     if args.bag_command == "info":
         info = bag_info(args.path)

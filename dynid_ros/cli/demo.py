@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dynid_ros.errors import ConfigError
+from dynid_ros.robot.resources import ROBOTS
+from dynid_ros.sim.demo import run_demo, user_robot
+
 NAME = "demo"
 HELP = "simulate, excite, record, identify and validate a robot (embedded, or --urdf); write a report"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from dynid_ros.sim.demo import ROBOTS
 
     parser.add_argument("--robot", choices=ROBOTS, default=None,
                         help="embedded robot (default panda; shipped URDF, config and trajectories)")
@@ -33,8 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynid_ros.errors import ConfigError
-    from dynid_ros.sim.demo import run_demo, user_robot
 
     if args.urdf is None:
         if args.config is not None or args.joints is not None:

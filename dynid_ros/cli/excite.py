@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 
 from dynid_ros.cli.common import add_robot_arguments
+from dynid_ros.data.output_paths import check_output_file
+from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
 from dynid_ros.robot.config import config_section
+from dynid_ros.robot.model import load_model
 
 NAME = "excite"
 HELP = "optimize a safe, exciting Fourier trajectory (minimum condition number within the joint limits)"
@@ -30,9 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynid_ros.data.output_paths import check_output_file
-    from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
-    from dynid_ros.robot.model import load_model
 
     check_output_file(args.out, (args.urdf, args.dh, args.config))  # only a trajectory file is overwritten
 

@@ -5,10 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list, pick
-from dynid_ros.pipeline.identify import CONSISTENCIES, METHODS, SOLVERS, IdentificationOptions, StageTimer, identify
+from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.output_paths import RESULT, check_output
+from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
+from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
+from dynid_ros.estimation.torque_signs import SignSearchOptions
+from dynid_ros.pipeline.abs_effort import identify_abs_effort
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
+from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
+from dynid_ros.pipeline.results import write_result
+from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.mjcf_writer import urdf_omits
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.parameters import parse_friction
 
 NAME = "identify"
 METHOD_HELP = ("estimator (default fbpe): ols = ordinary least squares (Sousa & Cortesão 2014 eq. 60); wls = weighted "
@@ -61,29 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
-    """Identification options: CLI flags over the config file over the defaults."""
-    config = config_section(args.config, "identification")
-    defaults = IdentificationOptions()
-    bounds = dict(config.get("bounds") or {})
-    if args.total_mass is not None:
-        bounds["total_mass"] = args.total_mass
-    return IdentificationOptions(
-        joints=pick(args.joints, config, "joints", None),
-        friction=pick(args.friction, config, "friction", defaults.friction),
-        armature=bool(pick(args.armature, config, "armature", defaults.armature)),
-        method=pick(args.method, config, "method", defaults.method),
-        consistency=pick(args.consistency, config, "consistency", defaults.consistency),
-        solver=pick(args.solver, config, "solver", defaults.solver),
-        topic=pick(args.topic, config, "topic", defaults.topic),
-        start=args.start, end=args.end,
-        effort_scale=pick(args.effort_scale, config, "effort_scale", None),
-        prior=pick(args.prior, config, "prior", defaults.prior),
-        bounds=bounds,
-        processing=dict(config.get("processing") or {}),
-        prior_tolerance=dict(config.get("prior_tolerance") or {}),
-        strict=bool(pick(getattr(args, "strict", None), config, "strict", False)),
-        pbpr=pbpr_settings(args, config),
-    )
+    """Identification options: CLI flags over the config file over the defaults (one builder for the CLI and
+    the node: :func:`dynid_ros.pipeline.options.identification_options`)."""
+    return identification_options(config_section(args.config, "identification"), vars(args))
 
 
 def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,28 +88,13 @@ def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pbpr random starts Q (Gaz et al. 2019 Alg. 1 line 1; default 8, plus the nominal)")
 
 
-def pbpr_settings(args: argparse.Namespace, config: dict) -> dict:
-    """The ``pbpr:`` config mapping with the CLI flags over it (absent flags, e.g. from a node: the config)."""
-    settings = dict(config.get("pbpr") or {})
-    for key in ("objective", "starts"):
-        value = getattr(args, f"pbpr_{key}", None)
-        if value is not None:
-            settings[key] = value
-    return settings
-
-
 def run(args: argparse.Namespace) -> int:
-    from dynid_ros.data.bag_io import read_joint_states
-    from dynid_ros.data.output_paths import RESULT, check_output
-    from dynid_ros.pipeline.results import write_result
 
     options = options_from_args(args)
-    options.check()
     inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix)
     check_output(args.out, RESULT, inputs)  # before any work
     timer = StageTimer()
     if args.beam is not None and not args.abs_effort:
-        from dynid_ros.errors import ConfigError
 
         raise ConfigError("--beam applies to --abs-effort only")
     if args.mass_matrix:
@@ -152,10 +130,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):
     """``--mass-matrix FILE``: friction off (M and g have none), armature only when asked for."""
-    from dynid_ros.errors import ConfigError
-    from dynid_ros.estimation.inertia_stack import identify_from_mass_matrix, read_mass_matrix_csv
-    from dynid_ros.robot.model import load_model
-    from dynid_ros.robot.parameters import parse_friction
 
     if args.abs_effort:
         raise ConfigError("--abs-effort applies to a bag, not to --mass-matrix")
@@ -174,7 +148,6 @@ def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptio
 
 def _identify_abs_effort(args: argparse.Namespace, options: IdentificationOptions, series, timer: StageTimer):
     """``--abs-effort [--beam W]``: torque signs by the tree search, then the usual identification."""
-    from dynid_ros.estimation.torque_signs import SignSearchOptions, identify_abs_effort
 
     search = SignSearchOptions() if args.beam is None else SignSearchOptions(beam=args.beam)
     result, signs = identify_abs_effort(series, options, search, urdf=args.urdf, dh=args.dh, timer=timer,

@@ -9,7 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.cli.common import add_xacro_argument
+from dynid_ros.data.bag_io import write_joint_states
+from dynid_ros.data.output_paths import SIMULATED_BAG, TRUTH, check_output
 from dynid_ros.errors import ConfigError, TrajectoryError
+from dynid_ros.excitation import load_trajectory
+from dynid_ros.execution.robot_limits import checked_profile, robot_limits
+from dynid_ros.pipeline.results import atomic_directory
+from dynid_ros.robot.config import config_section
+from dynid_ros.sim import Simulator, simulate_profile
 
 NAME = "simulate"
 HELP = "simulate an excitation trajectory on the embedded MuJoCo robot and record its joint states to a rosbag2"
@@ -38,12 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynid_ros.data.bag_io import write_joint_states
-    from dynid_ros.data.output_paths import SIMULATED_BAG, TRUTH, check_output
-    from dynid_ros.excitation import load_trajectory
-    from dynid_ros.execution.robot_limits import checked_profile, robot_limits
-    from dynid_ros.robot.config import config_section
-    from dynid_ros.sim import Simulator, simulate_profile
 
     if args.noise is not None and not args.noise >= 0:
         raise ConfigError(f"--noise must be >= 0, got {args.noise}")
@@ -104,8 +105,6 @@ def _write_truth(sim: object, out: Path) -> None:
     """``truth.urdf`` and ``truth.yaml`` (the true parameter vector, dynid_ros.robot.parameters layout), atomically."""
     import yaml
 
-    from dynid_ros.data.output_paths import TRUTH
-    from dynid_ros.pipeline.results import atomic_directory
 
     layout = sim.model.layout_for(("viscous", "coulomb", "offset"), armature=True)
     delta = sim.truth.parameter_vector(sim.model, layout)

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.output_paths import check_output_file, is_validation_report
+from dynid_ros.pipeline.results import load_parameters
+from dynid_ros.pipeline.validate import validate, write_report
+
 NAME = "validate"
 HELP = "compare an identified model's torque prediction with recorded effort"
 
@@ -20,10 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynid_ros.data.bag_io import read_joint_states
-    from dynid_ros.data.output_paths import check_output_file, is_validation_report
-    from dynid_ros.pipeline.results import load_parameters
-    from dynid_ros.pipeline.validate import validate, write_report
 
     check_output_file(args.report, (args.result, args.bag), "--report", is_validation_report, "validation report")
     parameters = load_parameters(Path(args.result))

@@ -1,1 +1,11 @@
-"""TODO"""
+"""Recorded data: joint-state series, rosbag2 reading, writing, recording and repair, signal processing, and
+where outputs may be written.
+
+- :mod:`.joint_states`: :class:`~.joint_states.JointStateSeries`, the in-memory series every tool uses;
+- :mod:`.bag_io`: joint states from and to a rosbag2 (MCAP or sqlite3) with rosbags;
+- :mod:`.bag_recorder`: crash-safe recording and the repair of a bag cut short;
+- :mod:`.signal_processing`: resampling, zero-phase filtering, differentiation, decimation;
+- :mod:`.output_paths`: output-directory safety (never overwrite what the tool did not write).
+
+Imports only :mod:`dynid_ros.errors` (no robot model: data are names and numbers).
+"""

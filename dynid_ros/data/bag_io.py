@@ -210,7 +210,7 @@ class _Decoded:
         return np.array([index[name] for name in layout_names], dtype=np.int64)
 
 
-def _decode(raws: list[bytes], topic: str) -> _Decoded:
+def decode_messages(raws: list[bytes], topic: str) -> _Decoded:
     """Decode every message, its joints matched by name (:class:`_Decoded`)."""
     n_msg = len(raws)
     out = _Decoded([], np.zeros(n_msg, dtype=np.int64), [np.zeros((n_msg, 0)) for _ in range(3)],
@@ -263,7 +263,7 @@ def _decode_rows(matrix: np.ndarray, rows: np.ndarray, layout: _Layout, out: _De
 
 def _deserialize(raw: bytes, topic: str, sample: int) -> object:
     try:
-        return _typestore().deserialize_cdr(raw, JOINT_STATE_TYPE)
+        return joint_state_typestore().deserialize_cdr(raw, JOINT_STATE_TYPE)
     except (struct.error, IndexError, ValueError, UnicodeDecodeError, TypeError, KeyError, AssertionError) as err:
         raise DataError(f"topic {topic}, sample {sample}: malformed JointState message ({_one_line(err)})") from err
 
@@ -290,7 +290,7 @@ def _decode_one(raw: bytes, sample: int, out: _Decoded, topic: str,
 
 
 @lru_cache(maxsize=1)
-def _typestore() -> object:
+def joint_state_typestore() -> object:
     from rosbags.typesys import Stores, get_typestore
 
     return get_typestore(Stores.ROS2_HUMBLE)
@@ -316,7 +316,7 @@ def read_joint_states(path: str | Path, topic: str = "/joint_states",
     raw = _read_topic(path, topic)
     if not raw.data:
         raise DataError(f"{path}: topic {topic} has no messages")
-    decoded = _decode(raw.data, topic)
+    decoded = decode_messages(raw.data, topic)
     where = f"{path}: topic {topic}"
     merged = merge_by_name(_sources(decoded, raw.receive_ns, where), where)
     for field, values in zip(FIELDS, (merged.position, merged.velocity, merged.effort)):

@@ -1,1 +1,13 @@
-"""TODO"""
+"""Estimators: from a base regressor and torques to parameters with uncertainties. No pipeline, no I/O.
+
+- :mod:`.estimators`: OLS, WLS and FBPE/MAP (Sousa & Cortesão 2014 eq. 60, 64-75);
+- :mod:`.prior`: the CAD (nominal URDF) prior and link realism;
+- :mod:`.identifiability`: which base parameters the data determine; :mod:`.residual_model`: how much
+  information correlated residuals carry (and the noise floor);
+- :mod:`.fit_quality`: relative error (Sousa & Cortesão 2014 eq. 84);
+- :mod:`.penalty_retrieval`: Gaz et al. 2019 Alg. 1; :mod:`.torque_signs`: the sign search of Pennese et
+  al. 2021 Alg. 1; :mod:`.sigmoid_friction`: Gaz et al. 2019 eq. 25; :mod:`.inertia_stack`: the M(q), g(q)
+  stack (Gaz et al. 2019 eq. 17-21).
+
+Imports :mod:`dynid_ros.robot`, :mod:`dynid_ros.data` and :mod:`dynid_ros.dynamics` below it.
+"""

@@ -48,7 +48,7 @@ from dynid_ros.dynamics.feasibility import (
 )
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimation.prior import Prior, cad_prior
-from dynid_ros.estimation.residual_model import residual_inflation
+from dynid_ros.estimation.residual_model import NOISE_FLOOR, residual_inflation
 from dynid_ros.robot.parameters import ParameterLayout
 
 PRIOR_EPS = 1e-4
@@ -230,6 +230,13 @@ def _least_squares(blocks: JointBlocks, per_joint: np.ndarray) -> LeastSquaresFi
                            float(np.linalg.norm(norms)))
 
 
+def closest_standard(K: np.ndarray, beta: np.ndarray, nominal: np.ndarray) -> np.ndarray:
+    """The standard parameters closest to ``nominal`` that give the base parameters ``beta`` (``K delta = beta``,
+    Sousa & Cortesão 2014 eq. 56): the nominal values plus the least-norm correction."""
+    correction = np.linalg.lstsq(K, beta - K @ nominal, rcond=None)[0]
+    return nominal + correction
+
+
 def relative_std(std: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """``100 std / |beta|`` [%] (Sousa & Cortesão 2014 eq. 83); ``inf`` where ``beta`` is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -286,7 +293,7 @@ def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int, iterations: int = 3,
     w_free, tau_free, free = _free_columns(w_b, tau, fixed)
     blocks = JointBlocks.of(w_free, tau_free, n_dof, rows)
     fit = _least_squares(blocks, np.ones(n_dof))
-    floor = 1e-9 * max(float(np.sqrt(np.mean(tau**2))), 1e-300)
+    floor = NOISE_FLOOR * max(float(np.sqrt(np.mean(tau**2))), 1e-300)
     for _ in range(max(int(iterations), 1)):
         per_joint = 1.0 / np.maximum(fit.residual_std, floor)
         per_joint = per_joint / np.exp(np.mean(np.log(per_joint)))  # geometric mean 1: same scale as OLS

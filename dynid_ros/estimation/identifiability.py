@@ -18,15 +18,14 @@ import numpy as np
 import scipy.linalg
 
 from dynid_ros.dynamics.base_parameters import BaseParameters
-from dynid_ros.estimation.residual_model import residual_inflation
+from dynid_ros.errors import IdentifiabilityError
+from dynid_ros.estimation.residual_model import NOISE_FLOOR, residual_inflation
 from dynid_ros.robot.parameters import ParameterLayout
 
 NOT_IDENTIFIED_SNR = 0.1
 """``|R_ii| / (s sqrt(tau_int))`` below this: the data change the prior standard deviation of that base
 parameter by less than 0.5 % (``1 - 1 / sqrt(1 + 0.1^2)``)."""
 
-NOISE_FLOOR = 1e-9
-"""The noise is taken as at least this fraction of the RMS torque (noise-free data leave round-off only)."""
 
 DEAD_COLUMN = 1e-10
 """A pivoted-QR diagonal below this fraction of the largest is a column the data do not excite at all."""
@@ -48,7 +47,6 @@ EXCITATION_TOLERANCE = 1e-7
 def check_excited(w_b: np.ndarray, base: BaseParameters) -> None:
     """Raise IdentifiabilityError naming the base parameters the data do not excite at all (used where there is
     no prior to keep them at: ``--prior none``, a DH table, M(q)/g(q) samples)."""
-    from dynid_ros.errors import IdentifiabilityError
 
     norms = np.linalg.norm(w_b, axis=0)
     dead = np.flatnonzero(norms <= 1e-12 * max(norms.max(), 1e-300))

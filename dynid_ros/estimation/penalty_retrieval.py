@@ -45,14 +45,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dynid_ros.dynamics.feasibility import link_scales as scales_of
 from dynid_ros.errors import ConfigError, EstimationError
-from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com
+from dynid_ros.estimation.estimators import compress
+from dynid_ros.robot.parameters import TRIANGLE_MARGIN, ParameterLayout, inertia_about_com
 
 OBJECTIVES = ("torque", "coefficients")
 SHAPES = ("sphere", "cylinder")
-TRIANGLE_MARGIN = 1e-4
-"""The triangle inequality is enforced as ``tr(I)/2 - lambda_max(I) >= TRIANGLE_MARGIN m l^2``
-(``m``, ``l``: the link's mass and length scales), so the result is strictly feasible."""
+PENALTY_SLACK = 10 * TRIANGLE_MARGIN
+"""Slack of every penalized constraint: the triangle inequality is enforced as ``tr(I)/2 - lambda_max(I) >=
+PENALTY_SLACK m l^2`` (``m``, ``l``: the link's mass and length scales), wider than the margin every written
+inertia keeps (:data:`~dynid_ros.robot.parameters.TRIANGLE_MARGIN`), so the result is strictly feasible and
+written unchanged; the total-mass range is kept the same fraction inside."""
 REGION_MARGIN = 1e-4
 """The CoM is kept this fraction of the radius inside a user region."""
 
@@ -290,14 +294,14 @@ class _Problem:
         for k, h, dh in self._triangles(links):
             gradient = np.zeros_like(p)
             gradient[10 * k + 4:10 * k + 10] = dh
-            yield h - (TRIANGLE_MARGIN if margin else 0.0), gradient
+            yield h - (PENALTY_SLACK if margin else 0.0), gradient
         if self.total_mass is not None:
             lo, hi = self.total_mass
             unit = float(np.sum(self.link_scales[:, 0]))
             mass = float(np.sum(self.attached[self.layout.indices("m")] + links[:, 0]))
             gradient = np.zeros_like(p)
             gradient[self.layout.indices("m")] = 1.0 / unit
-            slack = TRIANGLE_MARGIN if margin else 0.0
+            slack = PENALTY_SLACK if margin else 0.0
             yield (mass - lo) / unit - slack, gradient
             yield (hi - mass) / unit - slack, -gradient
         for region in self.regions:
@@ -491,21 +495,21 @@ REFINE_ITERATIONS = 5000
 """L-BFGS-B iterations per penalty round when refining the best start."""
 EXTRA_ROUNDS = 12
 """At most this many extra rounds (penalty weight x10 each) for a start still infeasible after Alg. 1."""
-NOISE_FLOOR = 1e-8
-"""Smallest relative squared residual used to scale the objective (noise-free data)."""
+OBJECTIVE_SCALE_FLOOR = 1e-8
+"""Smallest relative squared OLS residual used to scale the objective (noise-free data); not a noise level."""
 
 
 def _problem(K: np.ndarray, layout: ParameterLayout, settings: RetrievalSettings, beta_hat: np.ndarray | None,
              compressed: tuple[np.ndarray, np.ndarray, float] | None, total_mass: tuple[float, float] | None,
              attached: np.ndarray, link_scales: np.ndarray) -> _Problem:
-    """The objective scaled by the noise level: ``phi / (||b||^2 max(rel_ols^2, NOISE_FLOOR))`` with
+    """The objective scaled by the noise level: ``phi / (||b||^2 max(rel_ols^2, OBJECTIVE_SCALE_FLOOR))`` with
     ``rel_ols^2 = ||rho2||^2 / ||tau||^2`` the relative squared residual of OLS, so that a change of 1 is a
     change of the fit as large as the noise (the penalties are relative violations)."""
     if compressed is None:
         raise ConfigError("pbpr: the compressed regression (R, rho1, ||rho2||) is needed")
     r, rho1, rho2 = compressed
     total = float(rho1 @ rho1) + float(rho2) ** 2
-    noise = max(float(rho2) ** 2 / max(total, 1e-300), NOISE_FLOOR)
+    noise = max(float(rho2) ** 2 / max(total, 1e-300), OBJECTIVE_SCALE_FLOOR)
     if settings.objective == "coefficients":
         if beta_hat is None:
             raise ConfigError("pbpr: objective 'coefficients' needs the identified coefficients")
@@ -578,8 +582,6 @@ def pbpr(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     """PBPR on a regression ``tau = w_b beta``: the box from ``bounds`` (a :class:`dynid_ros.dynamics.bounds.Bounds`;
     mass and CoM bounds apply to each link without its attached parts) or the defaults of :func:`default_box`;
     the total-mass range from ``bounds.total_mass``; the rest from the ``pbpr:`` config ``settings``."""
-    from dynid_ros.dynamics.feasibility import link_scales as scales_of
-    from dynid_ros.estimation.estimators import compress
 
     options = RetrievalSettings.from_config(settings, layout)
     attached = np.zeros(layout.n_parameters) if attached is None else np.asarray(attached, dtype=float)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+NOISE_FLOOR = 1e-9
+"""Smallest torque noise level, relative to the RMS torque: below it a residual is round-off (noise-free
+data), not information (identifiability test, per-joint weights)."""
 WINDOW_FACTOR = 5.0
 """Sokal's window: sum the autocorrelation up to lag ``M`` with ``M >= WINDOW_FACTOR * tau_int(M)``."""
 

@@ -13,16 +13,9 @@ phi3)`` start at the best point of a grid and are refined by Nelder-Mead (the pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from dynid_ros.errors import DataError
-
-if TYPE_CHECKING:
-    from dynid_ros.data.joint_states import JointStateSeries
-    from dynid_ros.pipeline.identify import IdentificationOptions, IdentificationResult, StageTimer
-    from dynid_ros.robot.model import RobotModel
 
 STEEPNESS_RANGE = (0.1, 1000.0)
 """Allowed ``phi2`` [s/rad]: from nearly linear over 10 rad/s to a step within a few mrad/s."""
@@ -46,7 +39,7 @@ def sigmoid_torque(dq: np.ndarray, phi: np.ndarray) -> np.ndarray:
     return np.column_stack([phi[j, 0] * sigmoid_basis(dq[:, j], phi[j, 1], phi[j, 2]) for j in range(dq.shape[1])])
 
 
-def _projected(dq: np.ndarray, residual: np.ndarray, steepness: float, shift: float) -> tuple[float, float]:
+def projected_span(dq: np.ndarray, residual: np.ndarray, steepness: float, shift: float) -> tuple[float, float]:
     """Best ``phi1`` for given steepness and shift, and the remaining squared error."""
     s = sigmoid_basis(dq, steepness, shift)
     ss = float(s @ s)
@@ -68,7 +61,7 @@ def fit_joint(dq: np.ndarray, residual: np.ndarray) -> np.ndarray:
 
     def cost(z: np.ndarray) -> float:
         steep, shift = float(np.exp(np.clip(z[0], lo, hi))), float(np.clip(z[1], -reach, reach))
-        return _projected(dq, residual, steep, shift)[1]
+        return projected_span(dq, residual, steep, shift)[1]
 
     grid = [(a, b) for a in np.linspace(np.log(0.5), np.log(300.0), 14)
             for b in np.linspace(-0.2 * reach, 0.2 * reach, 9)]
@@ -76,7 +69,7 @@ def fit_joint(dq: np.ndarray, residual: np.ndarray) -> np.ndarray:
     best = minimize(cost, np.array(start), method="Nelder-Mead",
                     options={"xatol": 1e-6, "fatol": 1e-12 * max(float(residual @ residual), 1e-300), "maxiter": 2000})
     steep, shift = float(np.exp(np.clip(best.x[0], lo, hi))), float(np.clip(best.x[1], -reach, reach))
-    span, _ = _projected(dq, residual, steep, shift)
+    span, _ = projected_span(dq, residual, steep, shift)
     return np.array([span, steep, shift])
 
 
@@ -126,47 +119,6 @@ def joint_fit(w_b: np.ndarray, tau: np.ndarray, dq: np.ndarray) -> np.ndarray:
                       diff_step=1e-6, xtol=1e-10, ftol=1e-12, max_nfev=200).x
     span, _ = projected(z)
     return np.column_stack([span, np.exp(z[:n]), z[n:]])
-
-
-def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptions, model: RobotModel,
-                          timer: StageTimer) -> IdentificationResult:
-    """Identification with sigmoid friction: the shapes ``(phi2, phi3)`` from the joint least-squares fit
-    with the base parameters (:func:`joint_fit`), then the chosen estimator (e.g. FBPE) on the torque
-    minus that friction, then each ``phi1`` re-fitted on that estimate's residual (closed form).
-
-    Measured on the real Panda run (identify on 70 %, held out 30 %, FBPE, sigmoid alone): the paper's
-    single stage on the residual of the linear model gives 2.73 % held out; alternating the linear
-    estimate and the residual fit 3 times 2.69 % (joint 7: 22.2 -> 19.7 %), but on synthetic data the
-    alternation converges slowly (phi1 still 4 % off after 3 rounds, 0.7 % after 10); the joint fit
-    reaches the answer at once."""
-    import dataclasses
-
-    from dynid_ros.data.signal_processing import ProcessingOptions, process
-    from dynid_ros.dynamics.base_parameters import compute_base_parameters
-    from dynid_ros.dynamics.regressor import regressor, torques
-    from dynid_ros.pipeline.identify import identify, prepare_series, relative_error
-
-    window = prepare_series(series, model, options)  # joints, effort scale and window applied once
-    linear_friction = tuple(f for f in options.friction if f != "sigmoid")
-    inner = dataclasses.replace(options, friction=linear_friction, effort_scale=None, start=None, end=None)
-    with timer.stage("sigmoid"):
-        data = process(window, ProcessingOptions(**options.processing))
-        linear_layout = model.layout_for(linear_friction, options.armature)
-        base = compute_base_parameters(model, linear_layout)
-        w_b = base.project(regressor(model, linear_layout, data.q, data.dq, data.ddq))
-        phi = joint_fit(w_b, data.tau_raw, data.dq)
-    velocity = window.velocity if window.velocity is not None else np.gradient(window.position, window.t, axis=0)
-    corrected = dataclasses.replace(window, effort=window.effort - sigmoid_torque(velocity, phi))
-    result = identify(corrected, inner, model=model, timer=timer, base=base)
-    with timer.stage("sigmoid"):
-        linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
-        for j in range(model.n_dof):
-            phi[j, 0] = _projected(data.dq[:, j], data.tau_raw[:, j] - linear[:, j], phi[j, 1], phi[j, 2])[0]
-    tau_hat = linear + sigmoid_torque(data.dq, phi)
-    result.relative_error, result.relative_error_per_joint = relative_error(data.tau_raw, tau_hat)
-    result.layout = model.layout_for(options.friction, options.armature)
-    result.options, result.friction_sigmoid = options, phi
-    return result
 
 
 def sigmoid_dict(phi: np.ndarray, joints: list[str] | tuple[str, ...]) -> dict:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from dynid_ros.errors import ConfigError, TrajectoryError
+from dynid_ros.excitation.torques import nominal_torques
 
 if TYPE_CHECKING:
     from dynid_ros.excitation.fourier import FourierTrajectory
@@ -38,6 +39,9 @@ UNLIMITED_POSITION = np.pi
 
 TOLERANCE = 1e-9
 """Relative slack of the limit check (round-off only)."""
+
+CHECK_RATE_HZ = 1000.0
+"""Rate of the dense grid every trajectory and every motion is checked on (files, optimizer, robot limits)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ def limits_from_model(model: RobotModel, config: dict | None = None) -> Excitati
         config = dict(config["excitation"])
     joints = model.joints
     config = {key: _without(value, model.locked) for key, value in config.items()}
-    margins = {**DEFAULT_MARGINS, **_mapping(config.get("margins"), "margins")}
+    margins = {**DEFAULT_MARGINS, **config_mapping(config.get("margins"), "margins")}
     for key, value in margins.items():
         if key not in DEFAULT_MARGINS:
             raise ConfigError(f"excitation margins: unknown key {key!r} (use {', '.join(DEFAULT_MARGINS)})")
@@ -105,7 +109,7 @@ def limits_from_model(model: RobotModel, config: dict | None = None) -> Excitati
     position = np.array(model.position_limits, dtype=float)
     unbounded = ~np.all(np.isfinite(position), axis=1)
     position[unbounded] = [-UNLIMITED_POSITION, UNLIMITED_POSITION]
-    for joint, value in _mapping(config.get("position"), "position").items():
+    for joint, value in config_mapping(config.get("position"), "position").items():
         bounds = np.asarray(value, dtype=float) if _is_pair(value) else None
         if bounds is None or not bounds[0] < bounds[1]:
             raise ConfigError(f"excitation position override of {joint}: expected [lower, upper], got {value!r}")
@@ -115,22 +119,23 @@ def limits_from_model(model: RobotModel, config: dict | None = None) -> Excitati
     if narrow.size:
         raise ConfigError(f"excitation position margin {margins['position']} leaves no range for joint "
                           f"{joints[narrow[0]]}")
-    velocity = _per_joint(config.get("velocity"), joints, np.array(model.velocity_limits, dtype=float), "velocity")
+    velocity = per_joint_values(config.get("velocity"), joints, np.array(model.velocity_limits, dtype=float),
+                                "velocity")
     if np.any(~np.isfinite(velocity)):
         raise ConfigError(f"joint {joints[int(np.flatnonzero(~np.isfinite(velocity))[0])]} has no velocity limit "
                           "in the robot description: give one in the config (excitation: velocity: {joint: v})")
-    acceleration = _per_joint(config.get("acceleration"), joints, np.full(len(joints), DEFAULT_ACCELERATION),
+    acceleration = per_joint_values(config.get("acceleration"), joints, np.full(len(joints), DEFAULT_ACCELERATION),
                               "acceleration")
     effort = None
     if config.get("torque_limits", False):
-        effort = _per_joint(config.get("effort"), joints, np.array(model.effort_limits, dtype=float), "effort")
+        effort = per_joint_values(config.get("effort"), joints, np.array(model.effort_limits, dtype=float), "effort")
         if np.any(~np.isfinite(effort)):
             raise ConfigError("torque_limits: the robot description lacks effort limits; give them in the config")
         effort = effort * margins["effort"]
     return ExcitationLimits(position, velocity * margins["velocity"], acceleration * margins["acceleration"], effort)
 
 
-def _mapping(value: object, name: str) -> dict:
+def config_mapping(value: object, name: str) -> dict:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -155,7 +160,7 @@ def _joint_index(joints: tuple[str, ...], joint: str) -> int:
     return joints.index(joint)
 
 
-def _per_joint(value: object, joints: tuple[str, ...], default: np.ndarray, name: str) -> np.ndarray:
+def per_joint_values(value: object, joints: tuple[str, ...], default: np.ndarray, name: str) -> np.ndarray:
     """Per-joint values from a list (one per joint), a mapping joint -> value, or a single number."""
     out = default.copy()
     if value is None:
@@ -211,7 +216,6 @@ def check_trajectory_limits(trajectory: FourierTrajectory | _Sampled, limits: Ex
     t, q, dq, ddq = sample_trajectory(trajectory, rate_hz)
     torques = None
     if limits.effort is not None and model is not None:
-        from dynid_ros.excitation.torques import nominal_torques
 
         torques = nominal_torques(model, q, dq, ddq)
     return check_sampled_limits(joints, t, q, dq, ddq, limits, torques)
@@ -227,14 +231,14 @@ def check_sampled_limits(joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, 
     lower, upper = limits.position[:, 0], limits.position[:, 1]
     half = 0.5 * (upper - lower)
     slack = TOLERANCE * np.maximum(np.abs(limits.position).max(axis=1), 1.0)
-    _raise_on_violation(joints, t, q, (q < lower - slack) | (q > upper + slack), "position", lower, upper, source)
+    raise_on_violation(joints, t, q, (q < lower - slack) | (q > upper + slack), "position", lower, upper, source)
     distance = np.minimum(q - lower, upper - q)
     fractions = {"position": distance / half}
     quantities = [("velocity", dq, limits.velocity), ("acceleration", ddq, limits.acceleration)]
     if limits.effort is not None and torques is not None:
         quantities.append(("effort", torques, limits.effort))
     for name, value, bound in quantities:
-        _raise_on_violation(joints, t, value, np.abs(value) > bound * (1 + TOLERANCE), name, -bound, bound, source)
+        raise_on_violation(joints, t, value, np.abs(value) > bound * (1 + TOLERANCE), name, -bound, bound, source)
         fractions[name] = 1.0 - np.abs(value) / bound
     margins: dict = {name: float(f.min()) for name, f in fractions.items()}
     margins["position_rad"] = float(distance.min())
@@ -244,7 +248,7 @@ def check_sampled_limits(joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, 
     return margins
 
 
-def _raise_on_violation(joints: tuple[str, ...], t: np.ndarray, value: np.ndarray, bad: np.ndarray, name: str,
+def raise_on_violation(joints: tuple[str, ...], t: np.ndarray, value: np.ndarray, bad: np.ndarray, name: str,
                         lower: np.ndarray, upper: np.ndarray, source: str = "") -> None:
     if not bad.any():
         return

@@ -31,9 +31,9 @@ from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_para
 from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
-from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
+from dynid_ros.excitation.limits import CHECK_RATE_HZ, ExcitationLimits, check_trajectory_limits, limits_from_model
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
-from dynid_ros.excitation.trajectory_file import CHECK_RATE_HZ, ExcitationTrajectory
+from dynid_ros.excitation.trajectory_file import ExcitationTrajectory
 from dynid_ros.robot.model import RobotModel, rnea_derivatives
 
 CONDITION_RATE_HZ = 50.0
@@ -162,7 +162,7 @@ class _BudgetExhausted(Exception):
     """Raised inside SLSQP's callbacks when the time budget runs out."""
 
 
-class _Problem:
+class ExcitationProblem:
     """The optimization problem: variables, objective with gradient, linear and nonlinear constraints."""
 
     def __init__(self, model: RobotModel, options: ExcitationOptions, limits: ExcitationLimits,
@@ -408,7 +408,7 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
     if options.torque_limits and limits.effort is None:
         raise ConfigError("torque_limits needs effort limits")
     base = condition_base(model)
-    problem = _Problem(model, options, limits, base)
+    problem = ExcitationProblem(model, options, limits, base)
     best = _Best()
     constraints = [
         {"type": "ineq", "fun": lambda x: problem.b_ub - problem.a_ub @ x, "jac": lambda x: -problem.a_ub},
@@ -483,7 +483,7 @@ def _readable(objective: str, value: float) -> float:
     return math.exp(min(value, 700.0)) if objective == "cond" else -value
 
 
-def _verified(problem: _Problem, x: np.ndarray) -> FourierTrajectory:
+def _verified(problem: ExcitationProblem, x: np.ndarray) -> FourierTrajectory:
     """The trajectory of ``x``, its motion about ``q0`` scaled down if the 1 kHz grid finds it over a limit."""
     trajectory = problem.trajectory(x)
     limits = problem.limits
@@ -500,7 +500,7 @@ def _verified(problem: _Problem, x: np.ndarray) -> FourierTrajectory:
     return trajectory if scale >= 1.0 else trajectory.scaled(scale * (1 - 1e-9))
 
 
-def _check_cartesian(problem: _Problem, trajectory: FourierTrajectory) -> None:
+def _check_cartesian(problem: ExcitationProblem, trajectory: FourierTrajectory) -> None:
     """Cartesian boxes at 100 Hz on the final trajectory."""
     if not problem.frames:
         return

@@ -31,9 +31,7 @@ import yaml
 
 from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation.fourier import REST_TOLERANCE, FourierTrajectory, rest_residual
-from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits
-
-CHECK_RATE_HZ = 1000.0
+from dynid_ros.excitation.limits import CHECK_RATE_HZ, ExcitationLimits, check_trajectory_limits
 
 
 @dataclass

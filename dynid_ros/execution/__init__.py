@@ -1,1 +1,11 @@
-"""TODO"""
+"""Executing an excitation on a robot: the motion as sent, the robot's limits as the authority, and the
+FollowJointTrajectory protocol. ROS-free (the nodes in :mod:`dynid_ros.ros` wire it to topics and actions).
+
+- :mod:`.execution_profile`: approach from the current pose, N periods, hold (start and end at rest);
+- :mod:`.robot_limits`: the limits from URDF + config, and the dense check of every motion before it is sent;
+- :mod:`.trajectory_execution`: the excitation run's states and staleness supervision;
+- :mod:`.trajectory_reference`: the quintic reference a controller follows;
+- :mod:`.follow_joint_trajectory`: goals, tolerances and results of ``control_msgs/FollowJointTrajectory``.
+
+Imports :mod:`dynid_ros.excitation` and the rooms below it.
+"""

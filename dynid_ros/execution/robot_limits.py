@@ -23,22 +23,21 @@ import numpy as np
 from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory
 from dynid_ros.excitation.limits import (
+    CHECK_RATE_HZ,
     DEFAULT_MARGINS,
     ExcitationLimits,
-    _mapping,
-    _per_joint,
-    _raise_on_violation,
     check_sampled_limits,
+    config_mapping,
     limits_from_model,
+    per_joint_values,
+    raise_on_violation,
 )
+from dynid_ros.excitation.torques import nominal_torques
+from dynid_ros.execution.execution_profile import build_execution_profile
 
 if TYPE_CHECKING:
     from dynid_ros.execution.execution_profile import ExecutionProfile
     from dynid_ros.robot.model import RobotModel
-
-CHECK_RATE_HZ = 1000.0
-"""Rate of the grid every motion is checked on."""
-
 
 @dataclass(frozen=True)
 class RobotLimits:
@@ -80,8 +79,8 @@ def robot_limits(model: RobotModel, config: dict | None = None, source: str | No
         config = dict(config["excitation"])
     config.pop("torque_limits", None)  # effort is always checked here, where given
     limits = limits_from_model(model, config)
-    margins = {**DEFAULT_MARGINS, **_mapping(config.get("margins"), "margins")}
-    effort = _per_joint(config.get("effort"), tuple(model.joints), np.array(model.effort_limits, dtype=float),
+    margins = {**DEFAULT_MARGINS, **config_mapping(config.get("margins"), "margins")}
+    effort = per_joint_values(config.get("effort"), tuple(model.joints), np.array(model.effort_limits, dtype=float),
                         "effort")
     effort = np.where(np.isfinite(effort) & (effort > 0), effort * margins["effort"], np.inf)
     name = source or str(getattr(model, "urdf_path", None) or getattr(model, "source", None) or "robot description")
@@ -146,7 +145,6 @@ def _check_effort(robot: RobotLimits, k: np.ndarray, t: np.ndarray, q: np.ndarra
                   ddq: np.ndarray, held: np.ndarray | None) -> float:
     """Nominal inverse-dynamics torque of the whole robot (columns ``k`` moving, the rest held) against the
     effort limits where given; returns the smallest margin (fraction of the limit)."""
-    from dynid_ros.excitation.torques import nominal_torques
 
     n, own = len(robot.joints), robot.limits
     if held is None:
@@ -156,7 +154,7 @@ def _check_effort(robot: RobotLimits, k: np.ndarray, t: np.ndarray, q: np.ndarra
     full_q[:, k], full_dq[:, k], full_ddq[:, k] = q, dq, ddq
     tau = nominal_torques(robot.model, full_q, full_dq, full_ddq)
     bound = robot.effort
-    _raise_on_violation(robot.joints, t, tau, np.abs(tau) > bound * (1 + 1e-9), "nominal torque", -bound, bound,
+    raise_on_violation(robot.joints, t, tau, np.abs(tau) > bound * (1 + 1e-9), "nominal torque", -bound, bound,
                         robot.source + ", effort")
     given = np.isfinite(bound)
     return float((1.0 - np.abs(tau[:, given]) / bound[given]).min())
@@ -174,7 +172,6 @@ def checked_profile(excitation: object, robot: RobotLimits, q_start: np.ndarray,
         TrajectoryError: a trajectory joint the robot does not have, a start outside the limits, or a
             violation anywhere in the profile.
     """
-    from dynid_ros.execution.execution_profile import build_execution_profile
 
     trajectory = excitation.trajectory
     joints = tuple(trajectory.joints)

@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from dynid_ros.errors import DataError, DynidError, TrajectoryError
+from dynid_ros.execution.robot_limits import checked_profile
 
 MODES = ("action", "topic", "stream")
 """``action``: control_msgs/FollowJointTrajectory; ``topic``: trajectory_msgs/JointTrajectory on
@@ -99,7 +100,6 @@ def prepare_profile(excitation: object, q_start: np.ndarray, cycles: int, rate_h
     when a trajectory joint is not the robot's, or the profile (approach, periods, hold) violates a
     limit on the ``rate_hz`` grid (:func:`dynid_ros.execution.robot_limits.checked_profile`).
     """
-    from dynid_ros.execution.robot_limits import checked_profile
 
     if cycles < 1:
         raise TrajectoryError(f"cycles must be >= 1, got {cycles}")

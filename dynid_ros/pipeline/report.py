@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.robot.parameters import ParameterLayout
+from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com, inertia_matrix
 
 
 def _pyplot():
@@ -93,7 +93,6 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
     estimates, not identifiable link by link (only combinations are), so they are shown but flagged.
     Relative errors are Frobenius norms over all links; friction and armature errors are RMS.
     """
-    from dynid_ros.robot.parameters import inertia_about_com, inertia_matrix
 
     links = range(len(layout.links))
 

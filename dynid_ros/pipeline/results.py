@@ -26,10 +26,14 @@ import yaml
 
 from dynid_ros import __version__
 from dynid_ros.data.output_paths import RESULT, check_output, mark
+from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import DataError, EstimationError
-from dynid_ros.pipeline.identify import IdentificationResult
+from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
+from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.robot.mjcf_writer import identified_mjcf, urdf_omits
+from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, inertia_about_com
+from dynid_ros.robot.urdf_writer import attached_parameters, write_identified_urdf
 
 PARAMETERS_FILE = "parameters.yaml"
 URDF_FILE = "identified.urdf"
@@ -115,7 +119,6 @@ def parameters_dict(result: IdentificationResult) -> dict:
               for j, joint in enumerate(layout.joints)}
     kept = {m["name"] for m in result.not_identified}
     if result.friction_sigmoid is not None:  # Gaz et al. 2019 eq. 25
-        from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 
         for joint, phi in sigmoid_dict(result.friction_sigmoid, layout.joints).items():
             joints[joint]["sigmoid"] = phi
@@ -160,7 +163,6 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
     """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
     ``report.json`` into ``out``, atomically; ``out`` must be new or an earlier result, clear of
     ``inputs`` (the bag, the URDF). Returns warnings."""
-    from dynid_ros.robot.urdf_writer import write_identified_urdf
 
     warnings: list[str] = []
 
@@ -183,9 +185,6 @@ def check_written_urdf(result: IdentificationResult, path: Path) -> None:
     """Raise EstimationError unless the URDF at ``path``, read back, is physically consistent (the result's
     consistency level, every identified link without its attached parts): ``feasible`` is a claim about
     the file a user loads, not only about the estimate."""
-    from dynid_ros.dynamics.feasibility import min_eigenvalues
-    from dynid_ros.robot.model import load_model, nominal_parameters
-    from dynid_ros.robot.urdf_writer import attached_parameters
 
     model = load_model(urdf=path, joints=list(result.layout.joints))
     layout = model.layout_for(result.layout.friction, result.layout.armature)

@@ -33,6 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynid_ros.dynamics.base_parameters import random_states
+from dynid_ros.dynamics.regressor import regressor
+from dynid_ros.excitation.optimizer import condition_base
 from dynid_ros.robot.model import RobotModel
 
 HARMONICS = 5
@@ -196,9 +199,6 @@ def intrinsic_condition_number(model: RobotModel, seed: int = 0) -> float:
     """Condition number of the base regressor (rigid body, viscous, Coulomb, offset: the optimizer's definition)
     at random states over the whole joint ranges: the robot's own scale, with no limits. About 35 for the Panda,
     UR5, Kinova and xArm7; 6.6e5 for the 0.6 kg SO-100, whose link inertias are 1e-5 kg m^2 next to masses."""
-    from dynid_ros.dynamics.base_parameters import random_states
-    from dynid_ros.dynamics.regressor import regressor
-    from dynid_ros.excitation.optimizer import condition_base
 
     base = condition_base(model)
     states = random_states(model, max(200, 4 * base.n_base), np.random.default_rng(seed))

@@ -15,10 +15,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
+from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
-from dynid_ros.pipeline.identify import IdentificationOptions, StageTimer, prepare_series, relative_error
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters, sigmoid_torque
+from dynid_ros.pipeline.linear_identification import prepare_series
+from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
+from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -75,7 +80,6 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
                             f"{layout.n_parameters}")
         sigmoid = None
         if "sigmoid" in layout.friction:
-            from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters
 
             sigmoid = sigmoid_from_parameters(parameters, layout.joints)
     with timer.stage("process"):
@@ -86,8 +90,6 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
                      processing: dict) -> ProcessedData:
     """The window of ``series`` in the model's joint order, processed as at identification."""
-    from dynid_ros.data.signal_processing import ProcessingOptions, process
-
     return process(prepare_series(series, model, options), ProcessingOptions.from_record(processing))
 
 
@@ -99,7 +101,6 @@ def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.nd
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
         if sigmoid is not None:
-            from dynid_ros.estimation.sigmoid_friction import sigmoid_torque
 
             tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
         err, per_joint = relative_error(data.tau_raw, tau_hat)

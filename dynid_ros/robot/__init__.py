@@ -1,1 +1,13 @@
-"""TODO"""
+"""The robot: what the arm is, before any data.
+
+- :mod:`.parameters`: the conventions stated once (inertial parameter order, friction and armature symbols,
+  units, frames); everything else points here;
+- :mod:`.model`: :class:`~.model.RobotModel` from a URDF, xacro or DH table, reduced to the identified joints,
+  mimic joints followed;
+- :mod:`.urdf_source`: URDF/xacro text as published (meshes, ``package://`` URIs, grippers);
+- :mod:`.urdf_writer`: the identified URDF;
+- :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``);
+- :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``).
+
+Imports only :mod:`dynid_ros.errors`.
+"""

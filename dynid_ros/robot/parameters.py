@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynid_ros.errors import ConfigError
+
 LINK_PARAMETER_NAMES: tuple[str, ...] = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 """Names of the ten inertial parameters of one link, in pinocchio's order."""
 
@@ -50,9 +52,12 @@ FRICTION_SYMBOLS: dict[str, str] = {"viscous": "fv", "coulomb": "fc", "offset": 
 ARMATURE_SYMBOL = "Ia"
 
 
+TRIANGLE_MARGIN = 1e-5
+"""Relative margin of the triangle inequality kept by every written inertia: principal moments
+``A + B >= (1 + TRIANGLE_MARGIN) C`` and ``A > TRIANGLE_MARGIN tr(I)`` (estimators keep a wider one)."""
+
 def parse_friction(text: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     """Parse ``"viscous,coulomb"`` (or a list, or ``"none"``) into ordered friction terms (``sigmoid`` last)."""
-    from dynid_ros.errors import ConfigError
 
     if text is None:
         return ()

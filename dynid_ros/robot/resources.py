@@ -13,6 +13,8 @@ from pathlib import Path
 from dynid_ros.errors import ConfigError
 
 PACKAGE = "dynid_ros"
+ROBOTS = ("panda", "ur5e")
+"""Robots shipped with a URDF (``urdf/``), a config and controllers files (``config/``) and trajectories."""
 
 
 def share_directories() -> list[Path]:

@@ -23,12 +23,9 @@ import numpy as np
 
 from dynid_ros.errors import ModelError
 from dynid_ros.robot.model import RobotModel
-from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com
+from dynid_ros.robot.parameters import TRIANGLE_MARGIN, ParameterLayout, inertia_about_com
 
 LOG = logging.getLogger(__name__)
-
-TRIANGLE_MARGIN = 1e-5
-"""Relative margin kept on ``A + B >= C`` and on positive principal moments."""
 
 
 def link_inertial_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray

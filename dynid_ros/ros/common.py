@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dynid_ros.errors import ConfigError
+import dynid_ros
+from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.robot.config import load_config
+from dynid_ros.robot.model import load_model
+from dynid_ros.robot.resources import robot_file, share_directories
 
 if TYPE_CHECKING:
     from rclpy.node import Node
@@ -45,7 +48,6 @@ def config_path(robot: str, config_file: str) -> Path | None:
     if config_file:
         return Path(config_file)
     if robot:
-        from dynid_ros.robot.resources import robot_file
 
         return robot_file(robot, "config")
     return None
@@ -148,7 +150,6 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    from dynid_ros.errors import DynidError
 
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO if talk_on_shutdown else None)
     interrupted = threading.Event()
@@ -184,8 +185,6 @@ def resolve_file(path: str, what: str) -> Path:
         if not candidate.exists():
             raise ConfigError(f"{what} {candidate}: no such file")
         return candidate.resolve()
-    import dynid_ros
-    from dynid_ros.robot.resources import share_directories
 
     for root in [Path(dynid_ros.__file__).resolve().parent, *share_directories()]:
         if (root / candidate).exists():
@@ -216,7 +215,6 @@ def robot_urdf(params: dict, node: Node | None = None) -> Path:
     if not text and not params["urdf_path"] and topic and node is not None:
         text = _description_from_topic(node, topic, float(params.get("robot_description_timeout", 10.0)))
     if text:
-        from dynid_ros.robot.model import load_model
 
         load_model(urdf="robot_description", urdf_text=text)  # a clear one-line error now, not at first use
         handle = tempfile.NamedTemporaryFile("w", suffix=".urdf", prefix="dynid_robot_", delete=False)

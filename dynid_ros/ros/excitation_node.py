@@ -59,13 +59,16 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.excitation.trajectory_file import load_trajectory
 from dynid_ros.execution.follow_joint_trajectory import (
     GoalPhase,
     GoalTracker,
     build_goal_spec,
     fill_goal,
+    fill_trajectory,
     load_control_msgs,
 )
+from dynid_ros.execution.robot_limits import robot_limits
 from dynid_ros.execution.trajectory_execution import (
     MODES,
     ControllerError,
@@ -75,6 +78,7 @@ from dynid_ros.execution.trajectory_execution import (
     prepare_profile,
     trajectory_samples,
 )
+from dynid_ros.robot.model import load_model
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
     Param,
@@ -205,7 +209,6 @@ class ExcitationNode(Node):
 
     def _load_trajectory(self) -> object:
         """The checked trajectory file, loaded again only when it changed."""
-        from dynid_ros.excitation.trajectory_file import load_trajectory
 
         path = resolve_file(self.params["trajectory_file"], "trajectory_file")
         key = (str(path), path.stat().st_mtime_ns)
@@ -218,8 +221,6 @@ class ExcitationNode(Node):
     def _robot(self) -> object:
         """The robot's limits (URDF + config), loaded once."""
         if self._robot_limits is None:
-            from dynid_ros.execution.robot_limits import robot_limits
-            from dynid_ros.robot.model import load_model
 
             urdf = robot_urdf(self.params, self)
             model = load_model(urdf=urdf, xacro_args=xacro_args(self.params))
@@ -268,7 +269,6 @@ class ExcitationNode(Node):
             from builtin_interfaces.msg import Duration
             from trajectory_msgs.msg import JointTrajectoryPoint
 
-            from dynid_ros.execution.follow_joint_trajectory import fill_trajectory
 
             t, q, dq, ddq = trajectory_samples(profile, self.params["point_rate_hz"])
             msg = fill_trajectory(JointTrajectory(), profile.joints, t, q, dq, ddq, JointTrajectoryPoint, Duration)

@@ -30,7 +30,6 @@ that is not an earlier identification result (or that holds the bag) is refused 
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
 from pathlib import Path
@@ -38,8 +37,14 @@ from pathlib import Path
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.options import IdentificationOptions, identification_options, parameter_overrides
+from dynid_ros.pipeline.results import REPORT_FILE, URDF_FILE, write_result
+from dynid_ros.pipeline.timing import StageTimer
+from dynid_ros.robot.config import config_section
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
     Param,
@@ -122,33 +127,15 @@ class IdentificationNode(Node):
             self._worker.start()
             return True, f"identification started from {bag}; results on ~/report and in {self.output_dir}"
 
-    def cli_arguments(self) -> argparse.Namespace:
-        """The node's options as ``dynid identify`` flags (None = unset), for ``options_from_args``."""
-        p = self.params
-
-        def unset(value: object) -> object:
-            return None if value in ("", [], None) else value
-
-        armature = str(p["armature"]).strip().lower()
-        path = p["_config_path"]
-        return argparse.Namespace(
-            config=str(path) if path is not None else None, joints=unset(p["joints"]),
-            friction=",".join(p["friction"]) if p["friction"] else None,
-            armature=None if not armature else armature in ("true", "1", "yes"),
-            method=unset(p["method"]), consistency=unset(p["consistency"]), solver=unset(p["solver"]),
-            topic=unset(p["topic"]), start=None if p["start"] < 0 else p["start"],
-            end=None if p["end"] < 0 else p["end"], effort_scale=unset([float(v) for v in p["effort_scale"]]),
-            prior=unset(p["prior"]), total_mass=unset([float(v) for v in p["total_mass"]]))
+    def options(self) -> IdentificationOptions:
+        """The node's options: its parameters over the config's ``identification:`` section over the defaults,
+        built by the same code as ``dynid identify``'s (:func:`identification_options`)."""
+        config = config_section(self.params["_config_path"], "identification")
+        return identification_options(config, parameter_overrides(self.params))
 
     def _run(self, bag: Path, out: Path) -> None:
-        from dynid_ros.cli.identify import options_from_args
-        from dynid_ros.data.bag_io import read_joint_states
-        from dynid_ros.pipeline.identify import StageTimer, identify
-        from dynid_ros.pipeline.results import REPORT_FILE, URDF_FILE, write_result
-
         try:
-            options = options_from_args(self.cli_arguments())
-            options.check()
+            options = self.options()
             timer = StageTimer()
             with timer.stage("read_bag"):
                 series = read_joint_states(bag, topic=options.topic)

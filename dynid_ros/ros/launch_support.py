@@ -16,9 +16,6 @@ from pathlib import Path
 
 from dynid_ros.errors import ModelError
 
-ROBOTS = ("panda", "ur5e")
-"""Robots with shipped URDF, config and controllers files."""
-
 
 def given(parameters: Mapping[str, object]) -> dict:
     """The parameters whose value is not an empty string (empty launch arguments mean "default")."""

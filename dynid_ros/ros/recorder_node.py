@@ -39,6 +39,7 @@ from pathlib import Path
 
 from rclpy.node import Node
 
+from dynid_ros.data.bag_recorder import BagRecorder
 from dynid_ros.data.output_paths import require_absent
 from dynid_ros.errors import DynidError
 from dynid_ros.ros.common import Param, declare_parameters, json_message, latched_qos, run, trigger_service
@@ -83,7 +84,6 @@ class BagWriterThread(threading.Thread):
         self._on_error = on_error
 
     def run(self) -> None:
-        from dynid_ros.data.bag_recorder import BagRecorder
 
         try:
             self.recorder = BagRecorder(self.path, self.storage, topics=self.topics)

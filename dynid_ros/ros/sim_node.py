@@ -49,6 +49,14 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.excitation.limits import CHECK_RATE_HZ
+from dynid_ros.execution.follow_joint_trajectory import (
+    GOAL_TOLERANCE_VIOLATED,
+    PATH_TOLERANCE_VIOLATED,
+    tolerance_violation,
+    tolerances_from_message,
+)
+from dynid_ros.execution.robot_limits import check_motion, robot_limits
 from dynid_ros.execution.trajectory_reference import TrajectoryReference
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
@@ -59,6 +67,7 @@ from dynid_ros.ros.common import (
     run,
     xacro_args,
 )
+from dynid_ros.sim import Gains, GroundTruth, Simulator
 
 NAME = "sim_node"
 
@@ -111,7 +120,6 @@ class SimNode(Node):
                                   if self._action_server is not None else " (no control_msgs: no action server)"))
 
     def _make_simulator(self) -> object:
-        from dynid_ros.sim import Gains, GroundTruth, Simulator
 
         p = self.params
         urdf = robot_urdf(p, self)
@@ -129,7 +137,6 @@ class SimNode(Node):
                          xacro_args=xacro_args(p))
 
     def _robot_limits(self) -> object:
-        from dynid_ros.execution.robot_limits import robot_limits
 
         return robot_limits(self.sim.model, self.params["_config"],
                             source=robot_source(self.params, self.sim.model.urdf_path))
@@ -181,7 +188,6 @@ class SimNode(Node):
 
     def set_trajectory(self, msg: JointTrajectory) -> None:
         """Replace the reference by ``msg`` (TrajectoryError when it does not fit this robot or its limits)."""
-        from dynid_ros.execution.robot_limits import CHECK_RATE_HZ, check_motion
 
         points = msg.points
         args = (self._sim_time_of(msg.header.stamp), msg.joint_names,
@@ -229,12 +235,6 @@ class SimNode(Node):
                             callback_group=ReentrantCallbackGroup())
 
     def _execute_goal(self, goal_handle: object) -> object:
-        from dynid_ros.execution.follow_joint_trajectory import (
-            GOAL_TOLERANCE_VIOLATED,
-            PATH_TOLERANCE_VIOLATED,
-            tolerance_violation,
-            tolerances_from_message,
-        )
 
         goal = goal_handle.request
         result = self._fjt.Result()

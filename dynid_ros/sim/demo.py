@@ -23,13 +23,24 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from dynid_ros.data.bag_io import read_joint_states, write_joint_states
 from dynid_ros.data.output_paths import DEMO, fresh_output_directory
 from dynid_ros.errors import ConfigError
-from dynid_ros.pipeline.identify import IdentificationOptions, StageTimer, identify
+from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
+from dynid_ros.execution.robot_limits import checked_profile, robot_limits
+from dynid_ros.pipeline import report
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.pipeline.report import markdown_table
+from dynid_ros.pipeline.results import write_result
+from dynid_ros.pipeline.robot_defaults import derive_config, named_gripper_joints
+from dynid_ros.pipeline.timing import StageTimer
+from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.resources import robot_file
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.resources import ROBOTS, robot_file
+from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
 
-ROBOTS = ("panda", "ur5e")
 DERIVED_SECTIONS = ("identification", "excitation", "simulation")
 """Sections of a config that :func:`user_robot` fills from the URDF when the config lacks them."""
 IDENTIFICATION_SHARE = 2.0 / 3.0
@@ -74,7 +85,6 @@ class DemoRobot:
 
 def embedded_robot(robot: str, optimize: bool = False) -> DemoRobot:
     """An embedded robot: shipped URDF, config and (unless ``optimize``) trajectories."""
-    from dynid_ros.robot.model import load_model
 
     if robot not in ROBOTS:
         raise ConfigError(f"--robot must be one of {', '.join(ROBOTS)}, not {robot!r}")
@@ -93,8 +103,6 @@ def user_robot(urdf: Path | str, config: Path | str | None = None, joints: list[
     gripper's (:func:`~dynid_ros.pipeline.robot_defaults.named_gripper_joints`); the others are locked at neutral, with
     a warning.
     """
-    from dynid_ros.pipeline.robot_defaults import derive_config, named_gripper_joints
-    from dynid_ros.robot.model import load_model
 
     urdf = Path(urdf)
     user = load_config(config)
@@ -123,7 +131,6 @@ def _robot_name(xml: str | None) -> str | None:
 
 
 def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, progress: bool):
-    from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
 
     if robot.shipped_trajectories:
         return load_trajectory(shipped_trajectory(robot.name, kind))
@@ -144,13 +151,6 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
     """Run the demo on an embedded robot (its name) or a :class:`DemoRobot` (:func:`user_robot`); returns the
     summary (also written as ``summary.json``) and the output paths. ``time_budget_s`` bounds the excitation
     optimization, both trajectories together."""
-    from dynid_ros.data.bag_io import read_joint_states, write_joint_states
-    from dynid_ros.execution.robot_limits import checked_profile, robot_limits
-    from dynid_ros.pipeline import report
-    from dynid_ros.pipeline.results import write_result
-    from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
-    from dynid_ros.robot.model import load_model, nominal_parameters
-    from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
 
     if not time_budget_s > 0:
         raise ConfigError(f"--time-budget must be positive, got {time_budget_s}")
@@ -262,7 +262,6 @@ def _identification_options(config: dict) -> IdentificationOptions:
 
 
 def _markdown(summary: dict, result, distances: list[dict], evaluated: dict) -> str:
-    from dynid_ros.pipeline.report import markdown_table
 
     errors = [{"model": name, "relative error [%]": 100 * e.relative_error,
                **{j: 100 * v for j, v in zip(e.joints, e.relative_error_per_joint)}}

@@ -42,6 +42,7 @@ import numpy as np
 from dynid_ros.errors import ConfigError
 from dynid_ros.robot.model import RobotModel, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout
+from dynid_ros.robot.urdf_writer import urdf_link_inertia, write_identified_urdf
 
 TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias",
                         "static_friction", "stribeck_velocity", "effort_scale", "exact"})
@@ -188,7 +189,6 @@ class GroundTruth:
         Deterministic: the same seed and model give the same values on every call. A model loaded
         from this truth's own URDF (:meth:`already_applied`) keeps its inertials.
         """
-        from dynid_ros.robot.urdf_writer import urdf_link_inertia
 
         root = _urdf_root(model)
         rng = np.random.default_rng(self.seed)
@@ -207,7 +207,6 @@ class GroundTruth:
 
         A body is the moved link plus its rigidly attached links; only the moved link is perturbed.
         """
-        from dynid_ros.robot.urdf_writer import urdf_link_inertia
 
         root = _urdf_root(model)
         pm = model.pin_model
@@ -247,7 +246,6 @@ class GroundTruth:
 
         Armature and sensor terms have no URDF element; pass this GroundTruth to the simulator.
         """
-        from dynid_ros.robot.urdf_writer import write_identified_urdf
 
         path = Path(path)
         layout = model.layout_for(("viscous", "coulomb"), armature=False)

@@ -30,8 +30,17 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.excitation import load_trajectory
+from dynid_ros.execution.execution_profile import build_execution_profile
+from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
 from dynid_ros.robot.config import load_config
+from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
+from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+from dynid_ros.sim.demo import shipped_trajectory
 
 CASES: tuple[str, ...] = ("barely_moving_joint", "stribeck_friction", "torque_scale_error", "nominal_off")
 """Names of the robustness cases, in the order the benchmark runs them."""
@@ -59,9 +68,6 @@ class CaseSetup:
 
 def case_setup(name: str, robot: str = "panda", seed: int = 0) -> CaseSetup:
     """The ground truth and identification excitation of case ``name`` on an embedded robot's config."""
-    from dynid_ros.excitation import load_trajectory
-    from dynid_ros.sim import GroundTruth
-    from dynid_ros.sim.demo import shipped_trajectory
 
     if name not in CASES:
         raise ConfigError(f"unknown robustness case {name!r}; choose from {', '.join(CASES)}")
@@ -105,9 +111,6 @@ def case_setup(name: str, robot: str = "panda", seed: int = 0) -> CaseSetup:
 
 def run_case(name: str, robot: str = "panda", seed: int = 0, cycles: int = 1, progress: bool = False) -> dict:
     """Simulate case ``name``, identify with the default options, validate; returns the measured numbers."""
-    from dynid_ros.pipeline.identify import IdentificationOptions, identify, relative_error
-    from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
-    from dynid_ros.robot.model import load_model
 
     setup = case_setup(name, robot, seed)
     urdf = robot_file(robot, "urdf")
@@ -149,8 +152,6 @@ def run_case(name: str, robot: str = "panda", seed: int = 0, cycles: int = 1, pr
 
 def simulated_run(urdf: Path, truth: object, excitation: object, seed: int, cycles: int, progress: bool) -> object:
     """The joint states of ``excitation`` executed (approach, periods, hold) by the simulator at 1 kHz."""
-    from dynid_ros.execution.execution_profile import build_execution_profile
-    from dynid_ros.sim import Simulator, simulate_profile
 
     sim = Simulator(urdf, truth=truth, seed=seed)
     q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]

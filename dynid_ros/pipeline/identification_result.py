@@ -1,0 +1,40 @@
+"""What an identification found: :class:`IdentificationResult` (written by :mod:`dynid_ros.pipeline.results`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dynid_ros.dynamics.base_parameters import BaseParameters
+from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.robot.model import RobotModel
+from dynid_ros.robot.parameters import ParameterLayout
+
+
+@dataclass
+class IdentificationResult:
+    """What an identification found. ``delta`` follows :mod:`dynid_ros.robot.parameters`."""
+
+    model: RobotModel
+    layout: ParameterLayout
+    base: BaseParameters
+    delta: np.ndarray
+    beta: np.ndarray
+    beta_rel_std: np.ndarray
+    nominal: np.ndarray
+    feasible: bool
+    solver_status: str
+    relative_error: float
+    relative_error_per_joint: list[float]
+    n_samples: int
+    timings_s: dict[str, float]
+    options: IdentificationOptions
+    warnings: list[str] = field(default_factory=list)
+    processing: dict = field(default_factory=dict)
+    not_identified: list[dict] = field(default_factory=list)
+    realism: list[dict] = field(default_factory=list)
+    delta_std: np.ndarray | None = None
+    residual_inflation: float = 1.0
+    friction_sigmoid: np.ndarray | None = None
+    """(n_dof, 3) ``[phi1, phi2, phi3]`` per joint with ``--friction sigmoid`` (Gaz et al. 2019 eq. 25)."""

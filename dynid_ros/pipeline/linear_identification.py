@@ -1,0 +1,224 @@
+"""Identification of the parameters that enter the dynamics linearly: joint states -> processed data ->
+base regressor -> estimate (the path of every method; sigmoid friction wraps it, |tau| data replace its target).
+
+:func:`identify_linear` takes a loaded model; :func:`dynid_ros.pipeline.identify.identify` is the entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dynid_ros.data.joint_states import JointStateSeries, complete_fields
+from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, apply_effort_scale, process
+from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
+from dynid_ros.dynamics.bounds import Bounds
+from dynid_ros.dynamics.regressor import regressor
+from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
+from dynid_ros.estimation import estimators
+from dynid_ros.estimation.estimators import closest_standard, relative_std
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
+from dynid_ros.estimation.penalty_retrieval import pbpr
+from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
+from dynid_ros.pipeline.identification_result import IdentificationResult
+from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.pipeline.timing import StageTimer
+from dynid_ros.robot.model import RobotModel, nominal_parameters
+from dynid_ros.robot.parameters import ParameterLayout
+from dynid_ros.robot.urdf_writer import attached_parameters
+
+FitTarget = Callable[[ProcessedData, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""``fit_target(data, w_b, kept) -> (tau, kept)``: replaces the torque rows and the row mask of the fit."""
+
+
+def prepare_series(series: JointStateSeries, model: RobotModel, options: IdentificationOptions) -> JointStateSeries:
+    """Reorder to the model's joints (each with every field recorded), unwrap the angles of continuous joints
+    (before any resampling or filtering), apply the effort scale and the time window."""
+    missing = [j for j in model.joints if j not in series.names]
+    if missing:
+        raise DataError(f"joint(s) {', '.join(missing)} of the model are not in the joint states")
+    series = complete_fields(series.select(list(model.joints)))
+    if any(model.continuous):
+        series.position = series.position.copy()
+        wraps = np.flatnonzero(model.continuous)
+        series.position[:, wraps] = np.unwrap(series.position[:, wraps], axis=0)
+    if options.effort_scale is not None:
+        series = apply_effort_scale(series, options.effort_scale)
+    windowed = series.window(options.start, options.end)
+    if len(windowed) < 10:
+        raise DataError(f"only {len(windowed)} samples between --start {options.start} and --end {options.end} "
+                        f"(the data spans {series.t[-1] - series.t[0]:.3f} s)")
+    return windowed
+
+
+def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
+    """Mask of the regression rows (sample-major) whose joint moves at least ``min_speed``."""
+    return (np.abs(dq) >= min_speed).reshape(-1) if min_speed > 0 else np.ones(dq.size, dtype=bool)
+
+
+def identify_linear(series: JointStateSeries, options: IdentificationOptions, model: RobotModel, timer: StageTimer,
+                    fit_target: FitTarget | None = None, base: BaseParameters | None = None,
+                    warnings: list[str] | None = None) -> IdentificationResult:
+    """Identify the linear parameters of a loaded ``model`` from recorded joint states (checked ``options``).
+
+    Base parameters the data do not identify are kept at the prior, named in a warning and in
+    ``not_identified`` (an error with ``options.strict``, or when they are most of them). A result of a
+    feasible method (FBPE, BPFC) that fails its own feasibility check is an error, never an output.
+    ``fit_target`` (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.pipeline.abs_effort`) replaces
+    the torque rows and the row mask of the fit. ``base``: the base parameters of ``model`` in the options'
+    layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
+    warnings = list(warnings or [])
+    layout = model.layout_for(options.friction, options.armature)
+    with timer.stage("process"):
+        series = prepare_series(series, model, options)
+        processing = ProcessingOptions(**options.processing)
+        data = process(series, processing)
+        warnings += segment_warnings(data.segments)
+    if base is None:
+        with timer.stage("base_parameters"):
+            base = compute_base_parameters(model, layout)
+    elif tuple(base.layout.symbols) != tuple(layout.symbols):
+        raise ConfigError("identify: the given base parameters are of another parameter layout")
+    with timer.stage("regressor"):
+        w = regressor(model, layout, data.q, data.dq, data.ddq)
+        w_b = base.project(w)
+        tau, kept = _fit_rows(data, w_b, processing.min_speed, fit_target, warnings)
+    nominal = nominal_parameters(model, layout)
+    attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
+    prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
+                      joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    with timer.stage("identifiability"):
+        missing = _not_identified(w_b, tau, base, prior, options, warnings, kept)
+    bounds = Bounds.from_config(options.bounds, layout)
+    with timer.stage("estimate"):
+        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached,
+                             {m.index: m.value for m in missing}, kept)
+    if estimate.status != "optimal":
+        warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
+    if estimate.capped_data_weight is not None:
+        warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
+                        "noise-free): the standard deviations are those of that weight, not of the data")
+    with timer.stage("evaluate"):
+        err, err_joint = relative_error(data.tau_raw, (w @ estimate.delta).reshape(-1, model.n_dof))
+        feasible = _checked_feasibility(estimate.delta, layout, options, bounds, attached)
+        realism = link_realism(estimate.delta, nominal, layout, attached)
+        warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
+                     f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
+    return IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
+                                relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status, err,
+                                err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
+                                {**asdict(processing), "segments": data.segments},
+                                [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
+
+
+def segment_warnings(segments: list[dict]) -> list[str]:
+    """The console's account of gaps in the stamps: the segments processed separately, those left out."""
+    if len(segments) < 2:
+        return []
+    spans = ", ".join(f"{s['start_s']:.3f}-{s['end_s']:.3f} s" + ("" if s["used"] else " (left out: too short)")
+                      for s in segments)
+    return [f"{len(segments) - 1} gap(s) in the stamps: {len(segments)} segments processed separately: {spans}"]
+
+
+def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,
+              warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The torque rows of the fit and the mask of the rows in it: rows of joints slower than ``min_speed``, or left
+    out by ``fit_target``, are removed from every fit, count and test (:func:`~dynid_ros.estimation.estimators.
+    in_fit`), not zeroed; a warning says how many."""
+    tau = data.tau.reshape(-1)
+    kept = fit_rows(data.dq, min_speed)
+    if fit_target is not None:
+        tau, kept = fit_target(data, w_b, kept)
+    if not kept.all():
+        warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
+                        + (f"(|q'| < {min_speed} rad/s)" if fit_target is None else "(fit target)"))
+    return tau, kept
+
+
+def _not_identified(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, prior: Prior,
+                    options: IdentificationOptions, warnings: list[str], kept: np.ndarray) -> list:
+    """The base parameters the data leave at the prior (none without an informative prior: then all must be
+    excited); an error when they are most of them, or any with ``strict``."""
+    layout = base.layout
+    informative = options.prior == "nominal" and bool(np.any(prior.mean[layout.indices("m")] > 0))
+    if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
+        check_excited(w_b[kept], base)
+        return []
+    missing = not_identified(w_b, tau, base, prior.mean, prior.covariance, kept)
+    _check_excitation(missing, base.n_base, options.strict)
+    if missing:
+        warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "
+                        + "; ".join(f"{m.description} ({m.name})" for m in missing))
+    return missing
+
+
+def _checked_feasibility(delta: np.ndarray, layout: ParameterLayout, options: IdentificationOptions, bounds: Bounds,
+                         attached: np.ndarray) -> bool:
+    """Whether ``delta`` passes the consistency and bound checks; an error for a feasible method that fails."""
+    feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency, attached=attached)
+                    and not bounds.violations(delta, layout, tol=1e-6))
+    if options.method in FEASIBLE_METHODS and not feasible:
+        raise EstimationError(f"{options.method}: the estimate fails its own physical-consistency or bound "
+                              "check; nothing written")
+    return feasible
+
+
+FEASIBLE_METHODS = ("fbpe", "bpfc")
+"""Methods whose result must pass the feasibility check."""
+
+
+def _check_excitation(missing: list, n_base: int, strict: bool) -> None:
+    """IdentifiabilityError when the data identify nearly nothing, or any parameter is missing with ``strict``."""
+    if not missing or (not strict and len(missing) <= MOSTLY_UNIDENTIFIED * n_base):
+        return
+    names = [f"{m.name} = {m.expression} ({m.description})" for m in missing[:6]]
+    more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+    why = "" if strict else f" (more than {MOSTLY_UNIDENTIFIED:.0%} of {n_base})"
+    raise IdentifiabilityError(f"too little excitation: {len(missing)} base parameter(s) not identifiable from this "
+                               f"data{why}: {'; '.join(names)}{more}")
+
+
+@dataclass
+class _Estimate:
+    beta: np.ndarray
+    delta: np.ndarray
+    status: str
+    beta_std: np.ndarray
+    delta_std: np.ndarray | None
+    inflation: float
+    capped_data_weight: float | None = None
+
+
+def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
+              layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
+              fixed: dict[int, float], rows: np.ndarray | None = None) -> _Estimate:
+    """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
+    estimate returned."""
+    n_dof = layout.n_dof
+    if options.method == "fbpe":
+        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights
+        fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
+                              weights=weights, solver=options.solver, attached=attached, fixed=fixed,
+                              prior=prior if options.prior == "nominal" else None, rows=rows)
+        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
+                         fit.capped_data_weight)
+    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)
+    if options.method in ("ols", "wls"):
+        return _Estimate(fit.beta, closest_standard(base.K, fit.beta, prior.mean), "optimal", fit.std, None,
+                         fit.inflation)
+    if options.method == "bpfc":
+        corrected = feasibility.bpfc(base.K, fit.beta, consistency=options.consistency, layout=layout,
+                                     bounds=bounds, solver=options.solver, attached=attached)
+        if corrected.beta is None:
+            raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
+                                  f"and the bounds (solver status {corrected.status})")
+        return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
+    w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
+    found = pbpr(w_fit, tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+                 use_nominal_start=options.prior == "nominal")
+    return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
+
