@@ -189,7 +189,7 @@ def test_every_output_reproduces_the_validated_torques(identified, panda):
     print(f"held-out relative error: validate {validated.relative_error:.5f}, URDF + YAML {urdf_and_yaml:.5f}, "
           f"MJCF + offset {mjcf_and_offset:.5f}, URDF alone {urdf_alone:.5f}")
     assert urdf_and_yaml == pytest.approx(validated.relative_error, rel=0.01, abs=1e-4)
-    assert mjcf_and_offset == pytest.approx(validated.relative_error, rel=0.25, abs=2e-3)
+    assert mjcf_and_offset == pytest.approx(validated.relative_error, rel=0.1, abs=1e-3)  # measured 0.330 vs 0.281 %
     assert urdf_alone > 2 * validated.relative_error
 
 

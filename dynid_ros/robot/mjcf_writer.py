@@ -6,8 +6,8 @@ eq. 27), no torque offset (``fo``) and no sigmoid friction (Gaz et al. 2019 eq. 
 too: the model is the identified URDF compiled by MuJoCo (inertials as written, no geometry, locked joints
 fixed where they were locked) with each identified joint's ``armature``, ``damping`` and ``frictionloss``.
 Its inverse dynamics (``mj_inverse``) reproduces the identified joint torques but for the offset and the
-sigmoid (which stay in ``parameters.yaml``, named in ``report.json``'s ``urdf_omits``) and for MuJoCo's soft
-friction-loss constraint near zero velocity.
+sigmoid (which stay in ``parameters.yaml``, named in ``report.json``'s ``urdf_omits``) and for MuJoCo's
+friction-loss constraint near zero velocity (made nearly hard: ``FRICTION_IMPEDANCE``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ MJCF_TERMS = {"Ia": "armature", "fv": "damping", "fc": "frictionloss"}
 URDF_TERMS = ("fv", "fc")
 """Joint terms a URDF ``<dynamics>`` holds (``damping``, ``friction``)."""
 TERM_NAMES = {"Ia": "armature", "fo": "offset", "fv": "viscous", "fc": "coulomb"}
+
+FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
+"""``solimp`` of MuJoCo's friction-loss constraints (with ``solref`` time constant ``2 h``): nearly hard, so the
+friction torque is ``-fc sign(q')`` as soon as a joint slides (the simulator's and ``identified.xml``'s)."""
 
 
 def urdf_omits(layout: ParameterLayout, delta: np.ndarray, sigmoid: np.ndarray | None = None) -> dict[str, dict]:
@@ -59,6 +63,9 @@ def identified_mjcf(model: RobotModel, urdf_text: str, layout: ParameterLayout, 
                     element.damping = [value, 0.0, 0.0]
                 else:
                     setattr(element, attribute, value)
+        for element in spec.joints:  # a nearly hard friction-loss constraint: -fc sign(q') once the joint slides
+            element.solref_friction = [2.0 * spec.option.timestep, 1.0]
+            element.solimp_friction = list(FRICTION_IMPEDANCE)
         spec.compile()
         return spec.to_xml()
     except ValueError as err:
