@@ -66,6 +66,12 @@ setup(
             "ros-jazzy-trajectory-msgs",
             "ros-jazzy-builtin-interfaces",
             *CONTROL_MSGS_BUILD,
+            # the launch stack's ROS runtime (its launch/launch_ros/ros2cli wheels have no PyPI release: .ci/run)
+            "ros-jazzy-rcl-interfaces",
+            "ros-jazzy-lifecycle-msgs",
+            "ros-jazzy-ament-index-python",
+            "ros-jazzy-rosgraph-msgs",
+            "colcon-common-extensions",  # test/test_colcon.py builds the package as a ROS user does
         ],
     },
     zip_safe=True,
