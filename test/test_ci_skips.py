@@ -99,3 +99,11 @@ def test_no_importorskip_and_no_path_outside_the_repository(folder):
         text = path.read_text()
         assert "importorskip" not in text, f"{path}: importorskip hides a broken import"
         assert "../shared" not in text and "parents[2]" not in text, f"{path}: reads outside the repository"
+
+
+def test_ci_installs_without_a_pip_cache():
+    """CI installs what the package index serves today, as a fresh machine would: no pip cache."""
+    script = (ROOT / ".ci" / "run").read_text()
+    lines = [line.strip() for line in script.splitlines()]
+    assert "export PIP_NO_CACHE_DIR=1" in lines
+    assert lines.index("export PIP_NO_CACHE_DIR=1") < next(i for i, line in enumerate(lines) if "pip install" in line)

@@ -359,3 +359,27 @@ def test_map_weighs_measured_data_by_their_noise_and_caps_only_noise_free_data()
     assert 0.7 < np.median(ratio) < 1.05, np.median(ratio)  # capped, it was ~10x wider
     noise_free = estimators.fbpe(w_b, exact, base.K, layout, prior=truth)
     assert noise_free.capped_data_weight == estimators.MAX_DATA_WEIGHT
+
+
+def test_rows_left_out_of_the_fit_are_no_observations():
+    """Issue 18 item 7: rows left out (min_speed, sign-search gaps) count for nothing: the fit, its standard
+    deviations and the residual's autocorrelation time are those of the rows in the fit alone (zeroed rows
+    counted as observations made the standard deviations too small by sqrt(kept fraction))."""
+    _, layout, base, truth, w_b, _ = synthetic("ur5")
+    rng = np.random.default_rng(2)
+    exact = w_b @ (base.K @ truth)
+    rows = np.ones(exact.size, dtype=bool)
+    rows[: exact.size // 2] = False  # the first half of the samples, every joint
+    z = []
+    for _ in range(40):
+        tau = exact + rng.normal(0.0, 0.02, exact.size)
+        fit = estimators.ols(w_b, tau, layout.n_dof, rows=rows)
+        z.append((fit.beta - base.K @ truth) / fit.std)
+    assert 0.8 < np.std(z) < 1.2, np.std(z)
+    np.testing.assert_allclose(fit.residual_std, 0.02, rtol=0.15)
+    alone = estimators.ols(w_b[rows], tau[rows], layout.n_dof)
+    np.testing.assert_allclose(fit.beta, alone.beta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fit.std, alone.std, rtol=1e-9)
+    assert fit.inflation == pytest.approx(alone.inflation, rel=1e-9)
+    data = estimators.scaled_data(w_b, tau, base.K, layout, None, None, rows)
+    assert data.rows == rows.sum()

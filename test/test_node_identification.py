@@ -10,7 +10,7 @@ from std_msgs.msg import String
 
 from dynid_ros.data.output_paths import MARKER
 from dynid_ros.pipeline.options import identification_options
-from dynid_ros.pipeline.results import PARAMETERS_FILE, REPORT_FILE, URDF_FILE
+from dynid_ros.pipeline.results import MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, URDF_FILE
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.resources import share_path
 from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
@@ -53,7 +53,7 @@ def test_identify_publishes_urdf_report_and_writes_files(spinner, bag, tmp_path)
     urdf = Latest(helper, String, "/identification_node/robot_description", status_qos())
     report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
     wait_for(lambda: urdf.messages and report.messages, what="latched URDF and report")
-    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER])
+    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER])
     assert urdf.last.data == (out / URDF_FILE).read_text()
     assert report.last == json.loads((out / REPORT_FILE).read_text())
     assert report.last["feasible"] is True and report.last["method"] == "fbpe"

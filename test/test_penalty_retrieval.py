@@ -137,7 +137,8 @@ def test_real_panda_pbpr_writes_a_feasible_result_that_validates(panda_bag, tmp_
     assert main(["identify", "--urdf", str(REPO / "urdf" / "panda.urdf"), "--bag", str(panda_bag), "--end",
                  f"{SPLIT_S}", "--config", str(config_file), "--method", "pbpr", "--pbpr-starts", "1",
                  "--out", str(out)]) == 0
-    assert {p.name for p in out.iterdir()} == {"identified.urdf", "parameters.yaml", "report.json", ".dynid_output"}
+    assert {p.name for p in out.iterdir()} == {"identified.urdf", "identified.xml", "parameters.yaml", "report.json",
+                                              ".dynid_output"}
     report = json.loads((out / "report.json").read_text())
     assert report["method"] == "pbpr" and report["feasible"] is True
     assert 14.0 <= report["total_mass"] <= 22.0 and min(report["link_masses"].values()) > 0

@@ -19,6 +19,7 @@ from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identific
 from dynid_ros.pipeline.results import write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section
+from dynid_ros.robot.mjcf_writer import urdf_omits
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.parameters import parse_friction
 
@@ -117,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
     for name, m in result.model.following().items():
         print(f"{name} follows {m['leader']} (mimic, multiplier {m['multiplier']:g}, offset {m['offset']:g}): its link "
               f"is identified through {m['leader']}'s torque, no friction or armature of its own")
+    omitted = sorted({term for terms in urdf_omits(result.layout, result.delta, result.friction_sigmoid).values()
+                      for term in terms})
+    if omitted and result.model.urdf_xml is not None:
+        print(f"identified.urdf holds the inertials and <dynamics damping friction>; it cannot hold the "
+              f"{', '.join(omitted)} (report.json urdf_omits, parameters.yaml; identified.xml holds the armature)")
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
     print(f"wrote {args.out}/")
     return 0

@@ -11,8 +11,8 @@ carries it.
   receive times for all its messages, moved onto the header clock of the stamped sources by their
   median receive delay); the series is sampled at the stamps of the source with the most messages,
   whose joints are taken as recorded, and the other joints are interpolated onto those stamps.
-- :class:`LatestJointStates` is the same rule for a live subscriber (e.g. a node that needs the current
-  position of its joints): the latest value of each joint, from whichever message carried it.
+- The same rule for a live subscriber (the latest reading of each joint, from whichever message carried it,
+  with its age) is :class:`dynid_ros.execution.joint_state_cache.JointStateCache`.
 """
 
 from __future__ import annotations
@@ -145,44 +145,3 @@ def _describe(item: _Timed) -> dict:
     return {"joints": list(item.source.names), "messages": int(item.t_ns.size), "clock": item.clock,
             "rate_hz": round((item.t_ns.size - 1) / span, 3) if span > 0 else None,
             "fields": [f for f, v in zip(FIELDS, item.source.fields) if v is not None]}
-
-
-class LatestJointStates:
-    """The latest state of each joint, from whichever ``JointState`` message carried it (live merge by name).
-
-    ``update`` takes the fields of one message; ``position(names)`` returns the latest positions of
-    ``names`` or raises DataError naming the joints no message has carried yet.
-    """
-
-    def __init__(self) -> None:
-        self._latest: dict[str, tuple[int, float, float | None, float | None]] = {}
-
-    def update(self, names: Sequence[str], position: Sequence[float], velocity: Sequence[float] = (),
-               effort: Sequence[float] = (), stamp_ns: int = 0) -> None:
-        """Record one message (velocity/effort may be empty, as in ``sensor_msgs/msg/JointState``)."""
-        if len(position) != len(names):
-            raise DataError(f"joint state with {len(names)} names and {len(position)} positions")
-        for i, name in enumerate(names):
-            self._latest[name] = (int(stamp_ns), float(position[i]),
-                                  float(velocity[i]) if len(velocity) == len(names) else None,
-                                  float(effort[i]) if len(effort) == len(names) else None)
-
-    def names(self) -> list[str]:
-        """The joints seen so far."""
-        return list(self._latest)
-
-    def missing(self, names: Sequence[str]) -> list[str]:
-        """Those of ``names`` no message has carried yet."""
-        return [name for name in names if name not in self._latest]
-
-    def position(self, names: Sequence[str]) -> np.ndarray:
-        """Latest positions of ``names``, in that order."""
-        missing = self.missing(names)
-        if missing:
-            raise DataError(f"no joint state received yet for joint(s) {', '.join(missing)}")
-        return np.array([self._latest[name][1] for name in names])
-
-    def velocity(self, names: Sequence[str]) -> np.ndarray:
-        """Latest velocities of ``names`` (NaN where the joint's publisher sends none)."""
-        self.position(names)
-        return np.array([np.nan if self._latest[n][2] is None else self._latest[n][2] for n in names])

@@ -115,6 +115,22 @@ class FeasibleFit:
     """The MAP data weight when capped (numerically noise-free data: ``map_data_weight``), else None."""
 
 
+def in_fit(w_b: np.ndarray, tau: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The regressor and torque with the rows left out of the fit (``rows`` False: below ``min_speed``, no
+    torque sign...) removed from every sum, and the mask (all True when ``rows`` is None). The arrays keep their
+    (samples x joints) shape, so a removed row is a zero row for the QR; every count (degrees of freedom, noise
+    variance, autocorrelation) is over the rows in the fit only."""
+    tau = np.asarray(tau, dtype=float).reshape(-1)
+    if rows is None:
+        return w_b, tau, np.ones(tau.size, dtype=bool)
+    rows = np.asarray(rows, dtype=bool).reshape(-1)
+    if rows.size != tau.size:
+        raise ConfigError(f"row mask has {rows.size} entries for {tau.size} rows")
+    if rows.all():
+        return w_b, tau, rows
+    return np.where(rows[:, None], w_b, 0.0), np.where(rows, tau, 0.0), rows
+
+
 def _check(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> tuple[np.ndarray, np.ndarray]:
     w_b = np.asarray(w_b, dtype=float)
     tau = np.asarray(tau, dtype=float).reshape(-1)
@@ -161,10 +177,16 @@ class JointBlocks:
 
     blocks: np.ndarray
     rows: int
+    joint_rows: np.ndarray | None = None
+    """Observations per joint (rows in the fit); None: every sample of every joint."""
+    size: int = 0
+    """Rows of the regressor, in the fit or not (0: ``rows``)."""
 
     @classmethod
-    def of(cls, w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> JointBlocks:
+    def of(cls, w_b: np.ndarray, tau: np.ndarray, n_dof: int, rows: np.ndarray | None = None) -> JointBlocks:
+        """The blocks of the rows in the fit (``rows``: their mask; the others are no observation)."""
         n_samples, n_base = tau.size // n_dof, w_b.shape[1]
+        w_b, tau, rows = in_fit(w_b, tau, rows)
         w3, t2 = w_b.reshape(n_samples, n_dof, n_base), tau.reshape(n_samples, n_dof)
         blocks = np.zeros((n_dof, n_base + 1, n_base + 1))
         for j in range(n_dof):
@@ -172,7 +194,7 @@ class JointBlocks:
             used = np.flatnonzero(np.any(w3[:, j, :] != 0.0, axis=0))
             r = _qr_r(np.column_stack([w3[:, j, used], t2[:, j]]))
             blocks[j][np.ix_(np.arange(used.size + 1), np.append(used, n_base))] = r
-        return cls(blocks, tau.size)
+        return cls(blocks, int(rows.sum()), rows.reshape(n_samples, n_dof).sum(axis=0), tau.size)
 
     def combined(self, per_joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """``R``, ``rho1``, ``||rho2||`` of the problem with row weights ``per_joint[j]`` on joint ``j``."""
@@ -201,9 +223,10 @@ def _least_squares(blocks: JointBlocks, per_joint: np.ndarray) -> LeastSquaresFi
     r_inv = scipy.linalg.solve_triangular(r, np.eye(n_base))
     std = np.sqrt(sigma2 * np.sum(r_inv**2, axis=1))  # Sousa & Cortesão 2014 eq. 81: diag(sigma^2 (W^T W)^-1)
     norms = blocks.residual_norms(beta)
-    dof = blocks.rows / n_dof - n_base / n_dof
-    weights = np.tile(np.asarray(per_joint, dtype=float), blocks.rows // n_dof)
-    return LeastSquaresFit(beta, std, relative_std(std, beta), weights, norms / np.sqrt(max(dof, 1.0)),
+    joint_rows = blocks.joint_rows if blocks.joint_rows is not None else np.full(n_dof, blocks.rows / n_dof)
+    dof = np.maximum(joint_rows - n_base / n_dof, 1.0)
+    weights = np.tile(np.asarray(per_joint, dtype=float), (blocks.size or blocks.rows) // n_dof)
+    return LeastSquaresFit(beta, std, relative_std(std, beta), weights, norms / np.sqrt(dof),
                            float(np.linalg.norm(norms)))
 
 
@@ -231,7 +254,7 @@ def _free_columns(w_b: np.ndarray, tau: np.ndarray, fixed: dict[int, float] | No
 
 
 def _assemble(fit: LeastSquaresFit, free: np.ndarray, fixed: dict[int, float] | None, n_base: int,
-              w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> LeastSquaresFit:
+              w_b: np.ndarray, tau: np.ndarray, n_dof: int, rows: np.ndarray | None = None) -> LeastSquaresFit:
     """The fit of the free columns as a fit of all base parameters (fixed ones: value, std ``inf``), with the
     standard deviations inflated for correlated residuals."""
     beta, std = np.zeros(n_base), np.full(n_base, np.inf)
@@ -239,37 +262,43 @@ def _assemble(fit: LeastSquaresFit, free: np.ndarray, fixed: dict[int, float] | 
     for i, value in (fixed or {}).items():
         beta[i] = value
     per_joint = fit.weights[:n_dof]
-    inflation = residual_inflation((tau - w_b @ beta).reshape(-1, n_dof), per_joint)
+    inflation = residual_inflation((tau - w_b @ beta).reshape(-1, n_dof), per_joint,
+                                   None if rows is None else rows.reshape(-1, n_dof))
     std = std * np.sqrt(inflation)
     return LeastSquaresFit(beta, std, relative_std(std, beta), fit.weights, fit.residual_std, fit.residual_norm,
                            inflation)
 
 
-def ols(w_b: np.ndarray, tau: np.ndarray, n_dof: int, fixed: dict[int, float] | None = None) -> LeastSquaresFit:
+def ols(w_b: np.ndarray, tau: np.ndarray, n_dof: int, fixed: dict[int, float] | None = None,
+        rows: np.ndarray | None = None) -> LeastSquaresFit:
     """Ordinary least squares (Sousa & Cortesão 2014 eq. 60) with the standard deviations of eq. 81-83, inflated
-    by the residual's integrated autocorrelation time. ``fixed``: base parameters held at a given value."""
+    by the residual's integrated autocorrelation time. ``fixed``: base parameters held at a given value;
+    ``rows``: mask of the rows in the fit (the others are no observations: :func:`in_fit`)."""
     w_b, tau = _check(w_b, tau, n_dof)
+    w_b, tau, rows = in_fit(w_b, tau, rows)
     w_free, tau_free, free = _free_columns(w_b, tau, fixed)
-    fit = _least_squares(JointBlocks.of(w_free, tau_free, n_dof), np.ones(n_dof))
-    return _assemble(fit, free, fixed, w_b.shape[1], w_b, tau, n_dof)
+    fit = _least_squares(JointBlocks.of(w_free, tau_free, n_dof, rows), np.ones(n_dof))
+    return _assemble(fit, free, fixed, w_b.shape[1], w_b, tau, n_dof, rows)
 
 
 def wls(w_b: np.ndarray, tau: np.ndarray, n_dof: int, iterations: int = 3,
-        fixed: dict[int, float] | None = None) -> LeastSquaresFit:
+        fixed: dict[int, float] | None = None, rows: np.ndarray | None = None) -> LeastSquaresFit:
     """Weighted least squares: each joint's rows weighted by ``1 / sigma_j``, ``sigma_j`` the standard
     deviation of that joint's residual (Gautier's per-joint noise weighting). ``sigma_j`` starts from
     the OLS residual and is re-estimated from the weighted fit ``iterations - 1`` times: a noisy
-    joint's error leaks into the OLS residual of the others and would under-weight the precise ones."""
+    joint's error leaks into the OLS residual of the others and would under-weight the precise ones.
+    ``rows``: as in :func:`ols`."""
     w_b, tau = _check(w_b, tau, n_dof)
+    w_b, tau, rows = in_fit(w_b, tau, rows)
     w_free, tau_free, free = _free_columns(w_b, tau, fixed)
-    blocks = JointBlocks.of(w_free, tau_free, n_dof)
+    blocks = JointBlocks.of(w_free, tau_free, n_dof, rows)
     fit = _least_squares(blocks, np.ones(n_dof))
     floor = NOISE_FLOOR * max(float(np.sqrt(np.mean(tau**2))), 1e-300)
     for _ in range(max(int(iterations), 1)):
         per_joint = 1.0 / np.maximum(fit.residual_std, floor)
         per_joint = per_joint / np.exp(np.mean(np.log(per_joint)))  # geometric mean 1: same scale as OLS
         fit = _least_squares(blocks, per_joint)
-    return _assemble(fit, free, fixed, w_b.shape[1], w_b, tau, n_dof)
+    return _assemble(fit, free, fixed, w_b.shape[1], w_b, tau, n_dof, rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -293,9 +322,12 @@ class ScaledData:
 
 
 def scaled_data(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout,
-                weights: np.ndarray | None, reference: np.ndarray | None) -> ScaledData:
-    """Compress the (weighted) data and scale the variables by the ``reference`` links' mass and size."""
+                weights: np.ndarray | None, reference: np.ndarray | None, rows: np.ndarray | None = None
+                ) -> ScaledData:
+    """Compress the (weighted) data and scale the variables by the ``reference`` links' mass and size;
+    ``rows``: mask of the rows in the fit (``ScaledData.rows`` counts them)."""
     n_dof = layout.n_dof
+    w_b, tau, rows = in_fit(w_b, tau, rows)
     per_joint = _per_joint(weights, n_dof)
     if weights is None or per_joint is not None:  # per-joint weights: compress joint by joint (cheaper)
         r, rho1, rho2 = JointBlocks.of(w_b, tau, n_dof).combined(np.ones(n_dof) if per_joint is None else per_joint)
@@ -304,7 +336,7 @@ def scaled_data(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: Paramet
     scales = link_scales(reference, layout)
     size = parameter_scales(layout, scales)
     norm = max(float(np.linalg.norm(rho1)), 1e-300)
-    return ScaledData(r, rho1, rho2, (r @ K) * size / norm, rho1 / norm, norm, size, scales, tau.size)
+    return ScaledData(r, rho1, rho2, (r @ K) * size / norm, rho1 / norm, norm, size, scales, int(rows.sum()))
 
 
 def _per_joint(weights: np.ndarray | None, n_dof: int) -> np.ndarray | None:
@@ -316,14 +348,16 @@ def _per_joint(weights: np.ndarray | None, n_dof: int) -> np.ndarray | None:
 
 
 def noise_variance(w_b: np.ndarray, tau: np.ndarray, data: ScaledData, weights: np.ndarray | None,
-                   n_dof: int) -> tuple[float, float]:
+                   n_dof: int, rows: np.ndarray | None = None) -> tuple[float, float]:
     """``(s^2, tau_int)``: weighted residual variance of the unconstrained least-squares fit
-    (Sousa & Cortesão 2014 eq. 82) and the integrated autocorrelation time of its residual."""
+    (Sousa & Cortesão 2014 eq. 82) and the integrated autocorrelation time of its residual, over the rows in
+    the fit (``rows``; ``data.rows`` counts them)."""
     n_base = w_b.shape[1]
     sigma2 = data.rho2**2 / max(data.rows - n_base, 1)
     beta = np.linalg.lstsq(data.r, data.rho1, rcond=None)[0]
     per_joint = _per_joint(weights, n_dof)
-    inflation = residual_inflation((tau - w_b @ beta).reshape(-1, n_dof), per_joint)
+    inflation = residual_inflation((tau - w_b @ beta).reshape(-1, n_dof), per_joint,
+                                   None if rows is None else np.asarray(rows, dtype=bool).reshape(-1, n_dof))
     return max(sigma2, 1e-300), inflation
 
 
@@ -358,7 +392,8 @@ def _checked_inputs(w_b, tau, K, layout: ParameterLayout, weights, attached, sol
 def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, consistency: str = "full",
          bounds: Bounds | None = None, weights: np.ndarray | None = None, solver: str = "clarabel",
          prior: Prior | np.ndarray | None = None, eps: float | None = None,
-         attached: np.ndarray | None = None, fixed: dict[int, float] | None = None) -> FeasibleFit:
+         attached: np.ndarray | None = None, fixed: dict[int, float] | None = None,
+         rows: np.ndarray | None = None) -> FeasibleFit:
     """Feasible Base Parameter Estimation, FBPE-OLS/WLS (Sousa & Cortesão 2014 eq. 74-75), on the full ``delta``;
     with a prior, the constrained MAP estimate of the module docstring.
 
@@ -375,6 +410,7 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         attached: known parameters of parts rigidly attached to each link (e.g. a gripper, same
             layout; joint terms ignored): the LMI applies to ``delta_k - attached_k``, the link itself.
         fixed: base parameter index -> value, held exactly (base parameters the data do not excite).
+        rows: mask of the rows in the fit; the others are no observations (:func:`in_fit`).
     """
     import cvxpy as cp
 
@@ -383,8 +419,9 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     prior = _as_prior(prior, layout)
     eps = (PRIOR_EPS if prior is not None else DEFAULT_EPS) if eps is None else float(eps)
     bounds = bounds or Bounds()
-    data = scaled_data(w_b, tau, K, layout, weights, None if prior is None else prior.mean)
-    sigma2, inflation = noise_variance(w_b, tau, data, weights, layout.n_dof)
+    w_b, tau, rows = in_fit(w_b, tau, rows)
+    data = scaled_data(w_b, tau, K, layout, weights, None if prior is None else prior.mean, rows)
+    sigma2, inflation = noise_variance(w_b, tau, data, weights, layout.n_dof, rows)
     timings = {"compress": time.perf_counter() - start}
 
     x = cp.Variable(layout.n_parameters)

@@ -95,15 +95,20 @@ def describe_base(base: BaseParameters, i: int) -> str:
     return text + (f" combined with {others} other parameter(s)" if others > 0 else "")
 
 
-def excitation_snr(w_b: np.ndarray, tau: np.ndarray, n_dof: int, base_std: np.ndarray) -> np.ndarray:
-    """Per base parameter, ``|R_ii| / (s sqrt(tau_int))`` of the module docstring."""
-    scaled = w_b * base_std
-    _, r, piv = scipy.linalg.qr(scaled, mode="economic", pivoting=True)
-    coefficients, _, rank, _ = np.linalg.lstsq(scaled, tau, rcond=1e-10)
+def excitation_snr(w_b: np.ndarray, tau: np.ndarray, n_dof: int, base_std: np.ndarray,
+                   rows: np.ndarray | None = None) -> np.ndarray:
+    """Per base parameter, ``|R_ii| / (s sqrt(tau_int))`` of the module docstring, from the rows in the fit only
+    (``rows``: their mask; the others are no observations)."""
+    rows = np.ones(np.size(tau), dtype=bool) if rows is None else np.asarray(rows, dtype=bool).reshape(-1)
+    tau = np.where(rows, tau, 0.0)
+    scaled = np.where(rows[:, None], w_b * base_std, 0.0)
+    _, r, piv = scipy.linalg.qr(scaled[rows], mode="economic", pivoting=True)
+    coefficients, _, rank, _ = np.linalg.lstsq(scaled[rows], tau[rows], rcond=1e-10)
     residual = tau - scaled @ coefficients
-    sigma2 = float(residual @ residual) / max(tau.size - rank, 1)
-    floor = NOISE_FLOOR * float(np.sqrt(np.mean(tau**2)))  # noise-free data: round-off, not information
-    noise = max(np.sqrt(sigma2 * residual_inflation(residual.reshape(-1, n_dof))), floor, 1e-300)
+    sigma2 = float(residual @ residual) / max(int(rows.sum()) - rank, 1)
+    floor = NOISE_FLOOR * float(np.sqrt(np.mean(tau[rows] ** 2)))  # noise-free data: round-off, not information
+    inflation = residual_inflation(residual.reshape(-1, n_dof), present=rows.reshape(-1, n_dof))
+    noise = max(np.sqrt(sigma2 * inflation), floor, 1e-300)
     diag = np.abs(np.diag(r))
     snr = np.empty(w_b.shape[1])
     snr[piv] = np.where(diag > DEAD_COLUMN * max(diag.max(), 1e-300), diag / noise, 0.0)
@@ -111,11 +116,11 @@ def excitation_snr(w_b: np.ndarray, tau: np.ndarray, n_dof: int, base_std: np.nd
 
 
 def not_identified(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, prior_mean: np.ndarray,
-                   prior_cov: np.ndarray) -> list[NotIdentified]:
+                   prior_cov: np.ndarray, rows: np.ndarray | None = None) -> list[NotIdentified]:
     """The base parameters the data do not identify, with their prior values ``K_i mean``
-    (``prior_cov``: covariance of the standard parameters)."""
+    (``prior_cov``: covariance of the standard parameters; ``rows``: mask of the rows in the fit)."""
     base_std = np.sqrt(np.clip(np.einsum("ij,jk,ik->i", base.K, prior_cov, base.K), 1e-300, None))
-    snr = excitation_snr(w_b, tau, base.layout.n_dof, base_std)
+    snr = excitation_snr(w_b, tau, base.layout.n_dof, base_std, rows)
     values = base.K @ prior_mean
     return [NotIdentified(int(i), f"beta{i + 1}", base.expressions[i], describe_base(base, int(i)), float(values[i]))
             for i in np.flatnonzero(snr < NOT_IDENTIFIED_SNR)]

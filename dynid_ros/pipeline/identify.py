@@ -33,8 +33,8 @@ def identified_model(series: JointStateSeries, options: IdentificationOptions, t
                                                                                              options.end)))
     if not model.locked:
         return model, []
-    return model, ["joints locked (not identified) at " + ", ".join(
-        f"{j} = {model.locked_positions[j]:.4g}" for j in model.locked)]
+    return model, [f"joints locked (not identified): {', '.join(model.locked)}, where the data hold them "
+                   f"(at {', '.join(f'{model.locked_positions[j]:.4g}' for j in model.locked)})"]
 
 
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,

@@ -85,17 +85,18 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
         raise ConfigError("identify: the given base parameters are of another parameter layout")
     with timer.stage("regressor"):
         w = regressor(model, layout, data.q, data.dq, data.ddq)
-        w_b, tau = _fit_rows(data, base.project(w), processing.min_speed, fit_target, warnings)
+        w_b = base.project(w)
+        tau, kept = _fit_rows(data, w_b, processing.min_speed, fit_target, warnings)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                       joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
     with timer.stage("identifiability"):
-        missing = _not_identified(w_b, tau, base, prior, options, warnings)
+        missing = _not_identified(w_b, tau, base, prior, options, warnings, kept)
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
         estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached,
-                             {m.index: m.value for m in missing})
+                             {m.index: m.value for m in missing}, kept)
     if estimate.status != "optimal":
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
@@ -125,30 +126,29 @@ def segment_warnings(segments: list[dict]) -> list[str]:
 
 def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,
               warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The base regressor and torque rows of the fit: rows of joints slower than ``min_speed``, or left out by
-    ``fit_target``, are zero (no equation in any least-squares fit); a warning says how many."""
+    """The torque rows of the fit and the mask of the rows in it: rows of joints slower than ``min_speed``, or left
+    out by ``fit_target``, are removed from every fit, count and test (:func:`~dynid_ros.estimation.estimators.
+    in_fit`), not zeroed; a warning says how many."""
     tau = data.tau.reshape(-1)
     kept = fit_rows(data.dq, min_speed)
     if fit_target is not None:
         tau, kept = fit_target(data, w_b, kept)
     if not kept.all():
-        w_b = np.where(kept[:, None], w_b, 0.0)
-        tau = np.where(kept, tau, 0.0)
         warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
                         + (f"(|q'| < {min_speed} rad/s)" if fit_target is None else "(fit target)"))
-    return w_b, tau
+    return tau, kept
 
 
 def _not_identified(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, prior: Prior,
-                    options: IdentificationOptions, warnings: list[str]) -> list:
+                    options: IdentificationOptions, warnings: list[str], kept: np.ndarray) -> list:
     """The base parameters the data leave at the prior (none without an informative prior: then all must be
     excited); an error when they are most of them, or any with ``strict``."""
     layout = base.layout
     informative = options.prior == "nominal" and bool(np.any(prior.mean[layout.indices("m")] > 0))
     if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
-        check_excited(w_b, base)
+        check_excited(w_b[kept], base)
         return []
-    missing = not_identified(w_b, tau, base, prior.mean, prior.covariance)
+    missing = not_identified(w_b, tau, base, prior.mean, prior.covariance, kept)
     _check_excitation(missing, base.n_base, options.strict)
     if missing:
         warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "
@@ -195,17 +195,18 @@ class _Estimate:
 
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
               layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
-              fixed: dict[int, float]) -> _Estimate:
-    """Run the chosen estimator; the standard deviations are those of the estimate returned."""
+              fixed: dict[int, float], rows: np.ndarray | None = None) -> _Estimate:
+    """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
+    estimate returned."""
     n_dof = layout.n_dof
     if options.method == "fbpe":
-        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed).weights
+        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                               weights=weights, solver=options.solver, attached=attached, fixed=fixed,
-                              prior=prior if options.prior == "nominal" else None)
+                              prior=prior if options.prior == "nominal" else None, rows=rows)
         return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
                          fit.capped_data_weight)
-    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed)
+    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)
     if options.method in ("ols", "wls"):
         return _Estimate(fit.beta, closest_standard(base.K, fit.beta, prior.mean), "optimal", fit.std, None,
                          fit.inflation)
@@ -216,7 +217,8 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
             raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
                                   f"and the bounds (solver status {corrected.status})")
         return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
-    found = pbpr(w_b, tau, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+    w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
+    found = pbpr(w_fit, tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
                  use_nominal_start=options.prior == "nominal")
     return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
 

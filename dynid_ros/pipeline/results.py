@@ -1,4 +1,5 @@
-"""The result directory of an identification: ``identified.urdf``, ``parameters.yaml``, ``report.json``.
+"""The result directory of an identification: ``identified.urdf``, ``identified.xml``, ``parameters.yaml``,
+``report.json``.
 
 Written atomically: everything goes into a temporary sibling directory that replaces
 ``--out`` only when complete, so a failure never leaves a half-written result. An existing ``--out``
@@ -6,7 +7,9 @@ is replaced only when it is dynid's own earlier result (:mod:`dynid_ros.data.out
 
 ``report.json`` keys: ``relative_error`` (||tau - tau_hat|| / ||tau|| over all joints and samples
 of the window, Sousa & Cortesão 2014 eq. 84, against the recorded effort), ``relative_error_per_joint``,
-``feasible``, ``n_base``, ``method``, ``solver_status``, ``timings_s`` (per stage), and more.
+``feasible``, ``n_base``, ``method``, ``solver_status``, ``timings_s`` (per stage), ``urdf_omits`` (per joint,
+the identified terms ``identified.urdf`` cannot hold: armature, offset, sigmoid; :mod:`dynid_ros.robot.mjcf_writer`),
+``segments`` (the runs of samples between gaps in the stamps), and more.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import DataError, EstimationError
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 from dynid_ros.pipeline.identification_result import IdentificationResult
+from dynid_ros.robot.mjcf_writer import identified_mjcf, urdf_omits
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, inertia_about_com
 from dynid_ros.robot.urdf_writer import attached_parameters, write_identified_urdf
 
 PARAMETERS_FILE = "parameters.yaml"
 URDF_FILE = "identified.urdf"
+MJCF_FILE = "identified.xml"
 REPORT_FILE = "report.json"
 
 
@@ -86,6 +91,7 @@ def report_dict(result: IdentificationResult) -> dict:
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
         "warnings": result.warnings,
+        "urdf_omits": urdf_omits(result.layout, result.delta, result.friction_sigmoid),
         "segments": result.processing.get("segments", []),
         **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
            if result.friction_sigmoid is not None else {}),
@@ -165,6 +171,8 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
             warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
             if result.feasible:
                 check_written_urdf(result, tmp / URDF_FILE)
+            (tmp / MJCF_FILE).write_text(identified_mjcf(result.model, (tmp / URDF_FILE).read_text(), result.layout,
+                                                         result.delta))
         result.warnings.extend(warnings)
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
         (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")

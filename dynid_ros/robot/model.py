@@ -359,9 +359,9 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
     positions = _locked_positions(locked, followers, locked_at or {})
     if locked:
         ends = any(j in end_effector or j in followers for j in locked)
-        LOG.warning("joints not identified, locked at %s: %s%s",
-                    "the position in the data" if locked_at else "their neutral value",
-                    ", ".join(f"{j} ({positions[j]:.4g})" for j in locked),
+        LOG.warning("joints not identified, locked at %s: %s (at %s)%s",
+                    "the position in the data" if locked_at else "their neutral value", ", ".join(locked),
+                    ", ".join(f"{positions[j]:.4g}" for j in locked),
                     " (end-effector and mimic joints are locked unless named in --joints)" if ends else "")
         lock_ids = [full.getJointId(j) for j in locked]
         reduced = pin.buildReducedModel(_unique_frame_names(full, locked), lock_ids,

@@ -45,13 +45,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from dynid_ros.errors import ModelError, SimulationError
+from dynid_ros.robot.mjcf_writer import FRICTION_IMPEDANCE
 from dynid_ros.robot.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
 
 GRAVITY = (0.0, 0.0, -9.81)
 
 
-FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
-"""``solimp`` of the friction-loss constraints: nearly hard."""
 
 EQUALITY_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 """``solimp`` of the joint equality constraints of mimic followers: as hard as MuJoCo allows."""
