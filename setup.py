@@ -49,12 +49,16 @@ setup(
         "scs",
         "rosbags>=0.11.9,<0.12",  # bag_recorder uses private writer attributes (checked at start-up): verified 0.11.9
         "pin",
+        "numba",  # the compiled regressor (dynamics/regressor_kernel.py); the NumPy path is the fallback
         "mujoco",
         "xacro",
     ],
     extras_require={
+        # dynid batch: fleet identification on a Dask distributed cluster (local by default)
+        "fleet": ["dask[distributed]"],
         "test": [
             "pytest",
+            "dask[distributed]",
             "ruff",
             "cmeel-urdfdom",
             "example-robot-data",

@@ -1,5 +1,8 @@
 """Session set-up of the tests: control_msgs built into the venv (once), node fixtures from ros_helpers."""
 
+import os
+import tempfile
+
 import pytest
 
 from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 (CI=true: no skips)
@@ -8,7 +11,9 @@ from ros_helpers import ros_context, spinner  # noqa: F401
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The FollowJointTrajectory tests need the real control_msgs: build it before collection when missing."""
+    """The FollowJointTrajectory tests need the real control_msgs: build it before collection when missing.
+    The base-parameter cache of the session is a fresh directory (never the user's ~/.cache), for subprocesses too."""
+    os.environ["DYNID_CACHE_DIR"] = tempfile.mkdtemp(prefix="dynid_test_cache_")
     try:
         message = ensure_control_msgs()
     except ControlMsgsBuildError as err:
