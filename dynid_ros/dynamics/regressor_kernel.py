@@ -157,13 +157,16 @@ def _body_rows(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, rotation: np.ndar
                         axes[k, i, 3 + r] = rot[0, r] * sw0_ + rot[1, r] * sw1_ + rot[2, r] * sw2_
             axes[k, n_anc - 1, 0], axes[k, n_anc - 1, 1], axes[k, n_anc - 1, 2] = sv0, sv1, sv2
             axes[k, n_anc - 1, 3], axes[k, n_anc - 1, 4], axes[k, n_anc - 1, 5] = sw0, sw1, sw2
-            for i in range(n_anc):
+            for i in range(n_anc):  # rows 0-2 of reg are zero past column 3, rows 3-5 in column 0
                 row = chain[k, i]
-                for col in range(10):
-                    acc = 0.0
-                    for r in range(6):
-                        acc += axes[k, i, r] * reg[r, col]
-                    out[s, row, 10 * k + col] = acc
+                x0, x1, x2 = axes[k, i, 0], axes[k, i, 1], axes[k, i, 2]
+                x3, x4, x5 = axes[k, i, 3], axes[k, i, 4], axes[k, i, 5]
+                out[s, row, 10 * k] = x0 * reg[0, 0] + x1 * reg[1, 0] + x2 * reg[2, 0]
+                for col in range(1, 4):
+                    out[s, row, 10 * k + col] = (x0 * reg[0, col] + x1 * reg[1, col] + x2 * reg[2, col]
+                                                 + x3 * reg[3, col] + x4 * reg[4, col] + x5 * reg[5, col])
+                for col in range(4, 10):
+                    out[s, row, 10 * k + col] = x3 * reg[3, col] + x4 * reg[4, col] + x5 * reg[5, col]
 
 
 if AVAILABLE:
