@@ -10,6 +10,7 @@ import pytest
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.output_paths import BATCH, RESULT, output_kind
+from dynid_ros.errors import ConfigError
 
 from sim_bags import arm_urdf, simulate_bag
 
@@ -81,3 +82,17 @@ def test_batch_refuses_an_output_it_did_not_write(fleet, tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
     assert main(["batch", "--bags", str(bags[0]), "--out", str(tmp_path / "x")]) == 2
     assert "--urdf FILE or --config FILE" in capsys.readouterr().err
+
+
+def test_the_robot_comes_from_the_config_when_no_urdf_is_given(fleet, tmp_path):
+    """--config without --urdf: the config's robot.urdf, relative to the config file."""
+    from dynid_ros.cli.batch import robot_urdf
+
+    urdf, _, _ = fleet
+    config = urdf.parent / "fleet.yaml"
+    config.write_text(f"robot:\n  urdf: {urdf.name}\nidentification:\n  method: ols\n")
+    assert robot_urdf(None, str(config)) == urdf.parent / urdf.name
+    assert robot_urdf(str(tmp_path / "given.urdf"), str(config)) == tmp_path / "given.urdf"
+    (tmp_path / "bare.yaml").write_text("identification: {}\n")
+    with pytest.raises(ConfigError, match="no robot.urdf"):
+        robot_urdf(None, str(tmp_path / "bare.yaml"))

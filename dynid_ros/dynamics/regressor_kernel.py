@@ -170,8 +170,12 @@ def _body_rows(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, rotation: np.ndar
 
 
 if AVAILABLE:
-    _cross = numba.njit(cache=True, inline="always")(_cross)
-    _body_rows = numba.njit(cache=True)(_body_rows)
+    try:  # compiled once per machine, then loaded from numba's on-disk cache
+        _cross = numba.njit(cache=True, inline="always")(_cross)
+        _body_rows = numba.njit(cache=True)(_body_rows)
+    except RuntimeError:  # no writable cache location (read-only install and home): compile in every process
+        _cross = numba.njit(inline="always")(_cross)
+        _body_rows = numba.njit()(_body_rows)
 
 
 def body_rows(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, rotation: np.ndarray, translation: np.ndarray,
