@@ -1,6 +1,7 @@
 """Session set-up of the tests: control_msgs built into the venv (once), node fixtures from ros_helpers."""
 
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -9,11 +10,20 @@ from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # no
 from control_msgs_build import ControlMsgsBuildError, ensure_control_msgs
 from ros_helpers import ros_context, spinner  # noqa: F401
 
+CACHE_KEY = pytest.StashKey[str]()
+"""The session's base-parameter cache directory (made by the session, removed at its end)."""
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = config.stash.get(CACHE_KEY, None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """The FollowJointTrajectory tests need the real control_msgs: build it before collection when missing.
     The base-parameter cache of the session is a fresh directory (never the user's ~/.cache), for subprocesses too."""
-    os.environ["DYNID_CACHE_DIR"] = tempfile.mkdtemp(prefix="dynid_test_cache_")
+    config.stash[CACHE_KEY] = os.environ["DYNID_CACHE_DIR"] = tempfile.mkdtemp(prefix="dynid_test_cache_")
     try:
         message = ensure_control_msgs()
     except ControlMsgsBuildError as err:
