@@ -50,12 +50,16 @@ setup(
         "mcap",  # dynid bag repair reads damaged MCAP files record by record (lz4/zstd chunks)
         "rosbags>=0.11.9,<0.12",  # bag_recorder uses private writer attributes (checked at start-up): verified 0.11.9
         "pin",
+        "numba",  # the compiled regressor (dynamics/regressor_kernel.py); the NumPy path is the fallback
         "mujoco",
         "xacro",
     ],
     extras_require={
+        # dynid batch: fleet identification on a Dask distributed cluster (local by default)
+        "fleet": ["dask[distributed]"],
         "test": [
             "pytest",
+            "dask[distributed]",
             "ruff",
             "cmeel-urdfdom",
             "example-robot-data",

@@ -1,6 +1,10 @@
 """Session set-up of the tests: control_msgs built into the venv (once), composition_interfaces too when the
 launch stack is announced (``DYNID_ROS2_LAUNCH``, see launch_stack.py), node fixtures from ros_helpers."""
 
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 (CI=true: no skips)
@@ -8,9 +12,20 @@ from control_msgs_build import ControlMsgsBuildError, ensure_control_msgs
 from launch_stack import ensure_composition_interfaces
 from ros_helpers import ros_context, spinner  # noqa: F401
 
+CACHE_KEY = pytest.StashKey[str]()
+"""The session's base-parameter cache directory (made by the session, removed at its end)."""
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = config.stash.get(CACHE_KEY, None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The FollowJointTrajectory tests need the real control_msgs: build it before collection when missing."""
+    """The FollowJointTrajectory tests need the real control_msgs: build it before collection when missing.
+    The base-parameter cache of the session is a fresh directory (never the user's ~/.cache), for subprocesses too."""
+    config.stash[CACHE_KEY] = os.environ["DYNID_CACHE_DIR"] = tempfile.mkdtemp(prefix="dynid_test_cache_")
     try:
         messages = [ensure_control_msgs(), ensure_composition_interfaces()]
     except ControlMsgsBuildError as err:

@@ -22,6 +22,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "simulate",
     "demo",
     "bag",
+    "batch",
+    "drift",
 )
 """Modules of :mod:`dynid_ros.cli`, in the order ``dynid --help`` lists them."""
 

@@ -21,6 +21,8 @@ RESULT = "identification result"
 DEMO = "demo"
 SIMULATED_BAG = "simulated bag"
 TRUTH = "simulated ground truth"
+BATCH = "identification batch"
+DRIFT = "drift report"
 
 
 def _resolved(path: str | Path) -> Path:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from dynid_ros.dynamics import base_parameter_cache
 from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.robot.model import RobotModel
 from dynid_ros.robot.parameters import ParameterLayout
@@ -84,11 +85,42 @@ def random_states(model: RobotModel, n_samples: int, rng: np.random.Generator
 
 def compute_base_parameters(model: RobotModel, layout: ParameterLayout, seed: int = 0,
                             n_samples: int | None = None) -> BaseParameters:
-    """Base parameters of ``model`` with ``layout`` from the regressor at random states."""
-    rng = np.random.default_rng(seed)
+    """Base parameters of ``model`` with ``layout`` from the regressor at random states.
+
+    Computed once per model kinematics and layout: later calls read them from the on-disk cache
+    (:mod:`dynid_ros.dynamics.base_parameter_cache`, ``DYNID_CACHE_DIR`` relocates it)."""
     n_samples = n_samples or max(60, 4 * layout.n_parameters // max(model.n_dof, 1))
+    settings = {"seed": seed, "n_samples": n_samples, "rtol": RANK_TOLERANCE, "coefficients": COEFFICIENT_TOLERANCE}
+    key = base_parameter_cache.cache_key(model, layout, settings)
+    entry = base_parameter_cache.load(key)
+    if entry is not None and _entry_fits(entry, layout):
+        return _from_entry(entry, layout)
+    rng = np.random.default_rng(seed)
     w = regressor(model, layout, *random_states(model, n_samples, rng))
-    return base_parameters_from_regressor(w, layout)
+    base = base_parameters_from_regressor(w, layout)
+    base_parameter_cache.store(key, base.independent, base.dependent, base.K_d, base.expressions)
+    return base
+
+
+def _entry_fits(entry: dict, layout: ParameterLayout) -> bool:
+    """A cache entry that indexes ``layout``'s parameters exactly once and has one expression per base column."""
+    try:
+        columns = sorted([*entry["independent"], *entry["dependent"]])
+        k_d = np.asarray(entry["K_d"], dtype=float).reshape(len(entry["independent"]), len(entry["dependent"]))
+    except (KeyError, TypeError, ValueError):
+        return False
+    return columns == list(range(layout.n_parameters)) and len(entry["expressions"]) == k_d.shape[0]
+
+
+def _from_entry(entry: dict, layout: ParameterLayout) -> BaseParameters:
+    """The :class:`BaseParameters` of a cache entry (``K = P_b^T + K_d P_d^T``, eq. 39)."""
+    independent = np.asarray(entry["independent"], dtype=int)
+    dependent = np.asarray(entry["dependent"], dtype=int)
+    k_d = np.asarray(entry["K_d"], dtype=float).reshape(independent.size, dependent.size)
+    k = np.zeros((independent.size, layout.n_parameters))
+    k[np.arange(independent.size), independent] = 1.0
+    k[:, dependent] = k_d
+    return BaseParameters(layout, independent, dependent, k_d, k, list(entry["expressions"]))
 
 
 RANK_TOLERANCE = 1e-6

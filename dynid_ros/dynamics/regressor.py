@@ -1,7 +1,8 @@
 """Joint-torque regressor ``tau = Y(q, q', q'') delta`` for N samples at once (Sousa & Cortesão 2014 eq. 29).
 
-A recursive Newton-Euler pass in body coordinates, vectorized over samples: the Python loops
-run over joints only, every step is a NumPy operation on (N, ...) arrays. Columns follow
+A recursive Newton-Euler pass in body coordinates: compiled with numba, one loop over samples
+(:mod:`dynid_ros.dynamics.regressor_kernel`, about 1-2 us per sample for a 7-DOF arm), or, without numba or with
+``DYNID_REGRESSOR=numpy``, vectorized over samples in NumPy (the Python loops run over joints only). Columns follow
 :mod:`dynid_ros.robot.parameters`; rows are sample-major. Identity tested against
 ``pinocchio.computeJointTorqueRegressor``.
 
@@ -15,8 +16,11 @@ its origin is linear in ``[m, h, I]`` (``h = m c``, ``I`` about the origin)::
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from dynid_ros.dynamics import regressor_kernel
 from dynid_ros.robot.model import PRISMATIC, RobotModel
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -119,8 +123,51 @@ def regressor_3d(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: 
     q, dq, ddq = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, dq, ddq))
     n_samples, n_dof = q.shape
     qb, dqb, ddqb = model.body_motion(q, dq, ddq)
-    n = qb.shape[1]
-    out = np.zeros((n_samples, n, layout.n_parameters))
+    out = np.zeros((n_samples, qb.shape[1], layout.n_parameters))
+    if backend() == "numba":
+        regressor_kernel.body_rows(qb, dqb, ddqb, *kernel_constants(model), out)
+    else:
+        _body_rows_numpy(model, qb, dqb, ddqb, out)
+    if model.coupling is not None:
+        out = np.einsum("nbp,bj->njp", out, model.coupling)
+    joint_columns = {"fv": dq, "fc": np.sign(dq), "fo": np.ones_like(dq), "Ia": ddq}
+    for symbol in layout.joint_terms:
+        values = joint_columns[symbol]
+        for j in range(n_dof):
+            out[:, j, layout.joint_index(j, symbol)] = values[:, j]
+    return out
+
+
+BACKEND_VARIABLE = "DYNID_REGRESSOR"
+"""Environment variable choosing the regressor's body rows: ``numba`` (default when numba imports) or ``numpy``."""
+
+
+def backend() -> str:
+    """``numba`` or ``numpy``: which implementation :func:`regressor_3d` uses (``DYNID_REGRESSOR``)."""
+    wanted = os.environ.get(BACKEND_VARIABLE, "numba").strip().lower()
+    return "numba" if wanted != "numpy" and regressor_kernel.AVAILABLE else "numpy"
+
+
+def kernel_constants(model: RobotModel) -> tuple[np.ndarray, ...]:
+    """The model's constant kinematics as the arrays :func:`regressor_kernel.body_rows` takes (rotation,
+    translation, axis, prismatic, parent, chain, depth, gravity)."""
+    kin = model.kinematics
+    nb = len(kin)
+    chain = np.zeros((nb, nb), dtype=np.int64)
+    depth = np.zeros(nb, dtype=np.int64)
+    for k, joint in enumerate(kin):
+        ancestors = [*chain[joint.parent, :depth[joint.parent]], k] if joint.parent >= 0 else [k]
+        depth[k] = len(ancestors)
+        chain[k, :len(ancestors)] = ancestors
+    return (np.array([j.rotation for j in kin], dtype=float), np.array([j.translation for j in kin], dtype=float),
+            np.array([j.axis for j in kin], dtype=float), np.array([j.kind == PRISMATIC for j in kin]),
+            np.array([j.parent for j in kin], dtype=np.int64), chain, depth, np.asarray(model.gravity, dtype=float))
+
+
+def _body_rows_numpy(model: RobotModel, qb: np.ndarray, dqb: np.ndarray, ddqb: np.ndarray, out: np.ndarray
+                     ) -> None:
+    """The body rows ``out[:, :, :10 n_bodies]`` with the NumPy recursion (vectorized over samples)."""
+    n_samples, n = qb.shape
     regs, rots, trans = body_regressors(model, qb, dqb, ddqb)
     kin = model.kinematics
     # axes[k]: (N, a, 6) motion axes [v; w] of the a ancestor joints of body k (itself included),
@@ -149,14 +196,6 @@ def regressor_3d(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: 
         axes.append(moved)
         ancestors.append(chain)
         out[:, chain, 10 * k:10 * k + 10] = np.einsum("nai,nik->nak", moved, regs[k])
-    if model.coupling is not None:
-        out = np.einsum("nbp,bj->njp", out, model.coupling)
-    joint_columns = {"fv": dq, "fc": np.sign(dq), "fo": np.ones_like(dq), "Ia": ddq}
-    for symbol in layout.joint_terms:
-        values = joint_columns[symbol]
-        for j in range(n_dof):
-            out[:, j, layout.joint_index(j, symbol)] = values[:, j]
-    return out
 
 
 def torques(model: RobotModel, layout: ParameterLayout, parameters: np.ndarray, q: np.ndarray,
