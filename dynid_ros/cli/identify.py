@@ -18,8 +18,9 @@ from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
 from dynid_ros.pipeline.results import write_result
 from dynid_ros.pipeline.timing import StageTimer
-from dynid_ros.robot.config import config_section
-from dynid_ros.robot.model import load_model
+from dynid_ros.robot.config import config_section, load_config
+from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
+from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import parse_friction
 
 NAME = "identify"
@@ -104,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         if args.abs_effort:
             result = _identify_abs_effort(args, options, series, timer)
         else:
-            result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
+            result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
+                              model=coupled_model(args, options, timer))
     with timer.stage("write"):
         warnings = write_result(result, Path(args.out), inputs)
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
@@ -120,6 +122,21 @@ def run(args: argparse.Namespace) -> int:
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
     print(f"wrote {args.out}/")
     return 0
+
+
+def coupled_model(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer
+                  ) -> RobotModel | None:
+    """With a ``coupling:`` section in ``--config``: the ``--urdf``/``--dh`` model of the coupled joints in motor
+    coordinates (:mod:`dynid_ros.robot.coupling`); None otherwise (the model follows from the data)."""
+    coupling = coupling_from_config(load_config(args.config), str(args.config))
+    if coupling is None:
+        return None
+    if options.joints and list(options.joints) != list(coupling.motors):
+        raise ConfigError(f"--joints {','.join(options.joints)}: with a coupling the identified coordinates are "
+                          f"its motors ({','.join(coupling.motors)})")
+    with timer.stage("model"):
+        return apply_coupling(load_model(urdf=args.urdf, dh=args.dh, joints=list(coupling.joints),
+                                         xacro_args=args.xacro_arg), coupling)
 
 
 def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):

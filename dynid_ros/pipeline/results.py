@@ -27,6 +27,7 @@ from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import DataError, EstimationError
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 from dynid_ros.pipeline.identification_result import IdentificationResult
+from dynid_ros.robot.coupling import coupling_dict
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, inertia_about_com
 from dynid_ros.robot.urdf_writer import attached_parameters, write_identified_urdf
@@ -126,7 +127,8 @@ def parameters_dict(result: IdentificationResult) -> dict:
         "convention": "link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame "
                       "(dynid_ros.robot.parameters); inertia_com is about the CoM",
         "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
-                  "links": list(layout.links), "locked": list(model.locked), "following": model.following()},
+                  "links": list(layout.links), "locked": list(model.locked), "following": model.following(),
+                  **({"coupling": coupling_dict(model)} if model.description_joints else {})},
         "options": {"method": result.options.method, "consistency": result.options.consistency,
                     "solver": result.options.solver, "friction": list(layout.friction),
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
@@ -175,7 +177,7 @@ def check_written_urdf(result: IdentificationResult, path: Path) -> None:
     consistency level, every identified link without its attached parts): ``feasible`` is a claim about
     the file a user loads, not only about the estimate."""
 
-    model = load_model(urdf=path, joints=list(result.layout.joints))
+    model = load_model(urdf=path, joints=list(result.model.description_joints or result.layout.joints))  # motors
     layout = model.layout_for(result.layout.friction, result.layout.armature)
     lowest = min_eigenvalues(nominal_parameters(model, layout), layout, result.options.consistency,
                              attached_parameters(model, layout))

@@ -24,6 +24,7 @@ from dynid_ros.pipeline.linear_identification import prepare_series
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
 from dynid_ros.pipeline.timing import StageTimer
+from dynid_ros.robot.coupling import MotorCoupling, apply_coupling
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -53,6 +54,10 @@ def load_result_model(result_dir: Path, parameters: dict) -> RobotModel:
     """The identified robot of a result directory (its URDF, or the DH file it came from)."""
     joints = parameters["robot"]["joints"]
     urdf = Path(result_dir) / URDF_FILE
+    coupling = parameters["robot"].get("coupling")
+    if urdf.is_file() and coupling:  # identified in motor coordinates (dynid_ros.robot.coupling)
+        motors = MotorCoupling.from_config(coupling, str(Path(result_dir) / PARAMETERS_FILE))
+        return apply_coupling(load_model(urdf=urdf, joints=list(motors.joints)), motors)
     if urdf.is_file():
         return load_model(urdf=urdf, joints=joints)
     source = parameters["robot"].get("source")

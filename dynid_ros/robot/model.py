@@ -90,6 +90,8 @@ class RobotModel:
             ``C q + o``, their rates ``C q'``, ``C q''``; None without followers (``C`` is the identity).
         expanded: the same bodies with the followers as ordinary joints (for algorithms pinocchio does not
             run on mimic joints, e.g. RNEA derivatives); None without followers.
+        description_joints: the description's joints that the identified coordinates drive, when these are
+            motors (:func:`dynid_ros.robot.coupling.apply_coupling`); empty otherwise (they are ``joints``).
     """
 
     pin_model: pin.Model
@@ -110,6 +112,7 @@ class RobotModel:
     coupling: np.ndarray | None = None
     coupling_offset: np.ndarray | None = None
     expanded: pin.Model | None = None
+    description_joints: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.joint_ids:
