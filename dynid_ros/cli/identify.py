@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
 from dynid_ros.data.bag_io import read_joint_states
-from dynid_ros.data.output_paths import RESULT, check_output
+from dynid_ros.data.output_paths import PAYLOAD, RESULT, check_output
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
@@ -16,7 +16,8 @@ from dynid_ros.pipeline.abs_effort import identify_abs_effort
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
-from dynid_ros.pipeline.results import write_result
+from dynid_ros.pipeline.payload_identification import identify_payload, write_payload
+from dynid_ros.pipeline.results import load_parameters, write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
@@ -35,7 +36,7 @@ HELP = "identify dynamic parameters from a rosbag2 of joint states"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_robot_arguments(parser)
+    add_robot_arguments(parser, required=False)  # not with --payload-link: the reference result is the robot
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--bag", help="rosbag2 directory or file (MCAP or sqlite3)")
     source.add_argument("--mass-matrix", metavar="FILE",
@@ -68,7 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fail when any base parameter is not identified by the data (default: keep it at the "
                              "prior, warn and go on)")
     add_pbpr_arguments(parser)
-    parser.add_argument("--config", default=None, help="robot config YAML (section 'identification')")
+    parser.add_argument("--config", default=None, help="robot config YAML (section 'identification'; a 'coupling' "
+                        "section: the bag is in motor coordinates, see dynid_ros.robot.coupling)")
+    parser.add_argument("--payload-link", default=None, metavar="LINK",
+                        help="identify only a payload rigidly attached to LINK from a loaded run, with --reference "
+                             "the result of the unloaded robot: mass, CoM, inertia, fully consistent, by the "
+                             "pseudo-inertia LMI and by the manifold (m, c, Q, L) (Traversaro et al. 2016)")
+    parser.add_argument("--reference", default=None, metavar="RESULT_DIR",
+                        help="with --payload-link: output directory of dynid identify for the unloaded robot")
     parser.add_argument("--out", required=True, help="output directory: new, or an earlier result (rewritten); "
                         "never an existing directory of anything else, nor one holding the bag or URDF")
 
@@ -90,6 +98,10 @@ def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
+    if args.payload_link or args.reference:
+        return _identify_payload(args)
+    if not (args.urdf or args.dh):
+        raise ConfigError("give the robot: --urdf or --dh (or --payload-link with --reference)")
     options = options_from_args(args)
     inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix)
     check_output(args.out, RESULT, inputs)  # before any work
@@ -120,6 +132,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name} follows {m['leader']} (mimic, multiplier {m['multiplier']:g}, offset {m['offset']:g}): its link "
               f"is identified through {m['leader']}'s torque, no friction or armature of its own")
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
+    print(f"wrote {args.out}/")
+    return 0
+
+
+def _identify_payload(args: argparse.Namespace) -> int:
+    """``--payload-link LINK --reference DIR --bag LOADED``: the payload alone (Traversaro et al. 2016)."""
+    if not (args.payload_link and args.reference):
+        raise ConfigError("--payload-link and --reference go together")
+    given = [flag for flag, value in (("--urdf", args.urdf), ("--dh", args.dh), ("--mass-matrix", args.mass_matrix),
+                                      ("--abs-effort", args.abs_effort)) if value]
+    if given or not args.bag:
+        raise ConfigError(f"--payload-link takes the robot from --reference and a --bag; not {', '.join(given)}")
+    check_output(args.out, PAYLOAD, (args.bag, args.reference))
+    parameters = load_parameters(Path(args.reference))
+    series = read_joint_states(args.bag, topic=args.topic or parameters["options"].get("topic") or "/joint_states")
+    result = identify_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel",
+                              args.start, args.end)
+    write_payload(result, Path(args.out), (args.bag, args.reference))
+    for fit in (result.lmi, result.manifold):
+        print(f"{fit.solver}: mass {fit.mass:.4g} kg, CoM [{', '.join(f'{v:.4g}' for v in fit.com)}] m in "
+              f"{result.link}'s frame; {fit.iterations} iterations, {fit.seconds:.3f} s, status {fit.status}")
     print(f"wrote {args.out}/")
     return 0
 

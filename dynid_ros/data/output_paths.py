@@ -21,6 +21,7 @@ RESULT = "identification result"
 DEMO = "demo"
 SIMULATED_BAG = "simulated bag"
 TRUTH = "simulated ground truth"
+PAYLOAD = "payload result"
 
 
 def _resolved(path: str | Path) -> Path:
