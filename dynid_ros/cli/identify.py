@@ -13,6 +13,7 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
 from dynid_ros.estimation.torque_signs import SignSearchOptions
 from dynid_ros.pipeline.abs_effort import identify_abs_effort
+from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
@@ -61,6 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", choices=SOLVERS, default=None, help="SDP solver (default clarabel)")
     parser.add_argument("--effort-scale", type=float_list, default=None,
                         help="per-joint factors k1,k2,... so that torque = k * effort (e.g. motor currents)")
+    parser.add_argument("--effort-scale-file", default=None, metavar="GAINS_YAML",
+                        help="per-joint factors by joint name from dynid gains (torque = k * effort; Pennese et al. "
+                             "2021 eq. 2); not with --effort-scale")
     parser.add_argument("--prior", choices=("nominal", "none"), default=None,
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if not (args.urdf or args.dh):
         raise ConfigError("give the robot: --urdf or --dh (or --payload-link with --reference)")
     options = options_from_args(args)
-    inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix)
+    inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix, args.effort_scale_file)
     check_output(args.out, RESULT, inputs)  # before any work
     timer = StageTimer()
     if args.beam is not None and not args.abs_effort:
@@ -114,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         with timer.stage("read_bag"):
             series = read_joint_states(args.bag, topic=options.topic)
+        if args.effort_scale_file:
+            if options.effort_scale is not None:
+                raise ConfigError("give --effort-scale or --effort-scale-file, not both")
+            series = scale_by_name(series, read_gains(args.effort_scale_file), args.effort_scale_file)
         if args.abs_effort:
             result = _identify_abs_effort(args, options, series, timer)
         else:

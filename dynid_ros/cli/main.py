@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "simulate",
     "demo",
     "bag",
+    "gains",
 )
 """Modules of :mod:`dynid_ros.cli`, in the order ``dynid --help`` lists them."""
 
