@@ -3,7 +3,8 @@
 A skipped test (or a module skipped at import) is reported as a failure, except
   * tests marked ``hardware`` AND listed by node id in ``HARDWARE_TESTS`` (they need a device that
     cannot exist in CI; listed by name so that a new skip is a decision, not an accident), and
-  * the Panda-data tests while ``DYNID_PANDA_DATA`` is unset (a clone without the data set).
+  * the Panda-data tests while ``DYNID_PANDA_DATA`` is unset, the dVRK-data tests while ``DYNID_DVRK_DATA`` is
+    unset (a clone without the data sets).
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def allowed_skip(item: pytest.Item, reason: str) -> bool:
+    import dvrk_data
+
     from panda_data import ENV, UNSET_REASON
 
     if UNSET_REASON in reason and not os.environ.get(ENV):
+        return True
+    if dvrk_data.UNSET_REASON in reason and not os.environ.get(dvrk_data.ENV):
         return True
     return item.get_closest_marker("hardware") is not None and item.nodeid in HARDWARE_TESTS
 

@@ -13,6 +13,7 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
 from dynid_ros.estimation.torque_signs import SignSearchOptions
 from dynid_ros.pipeline.abs_effort import identify_abs_effort
+from dynid_ros.pipeline.frames_identification import identify_frames, read_motor_states, write_frames_result
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
@@ -22,6 +23,7 @@ from dynid_ros.pipeline.results import load_parameters, write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
+from dynid_ros.robot.frames import frames_section, load_frames_robot
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import parse_friction
 
@@ -104,8 +106,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.payload_link or args.reference:
         return _identify_payload(args)
+    config = load_config(args.config)
+    if frames_section(config) is not None:
+        return _identify_frames(args, config)
     if not (args.urdf or args.dh):
-        raise ConfigError("give the robot: --urdf or --dh (or --payload-link with --reference)")
+        raise ConfigError("give the robot: --urdf or --dh (or --payload-link with --reference, or a config with "
+                          "robot.frames)")
     options = options_from_args(args)
     inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix, args.effort_scale_file)
     check_output(args.out, RESULT, inputs)  # before any work
@@ -140,6 +146,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name} follows {m['leader']} (mimic, multiplier {m['multiplier']:g}, offset {m['offset']:g}): its link "
               f"is identified through {m['leader']}'s torque, no friction or armature of its own")
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
+    print(f"wrote {args.out}/")
+    return 0
+
+
+def _identify_frames(args: argparse.Namespace, config: dict) -> int:
+    """A robot described by frames in ``--config`` (no URDF; Wang et al. 2019): the bag may be a CSV."""
+    if args.urdf or args.dh or args.mass_matrix or args.abs_effort:
+        raise ConfigError(f"{args.config}: the robot is its frames (robot.frames): no --urdf, --dh, --mass-matrix or "
+                          "--abs-effort")
+    inputs = (args.bag, args.config)
+    check_output(args.out, RESULT, inputs)
+    robot = load_frames_robot(config, str(args.config))
+    processing = dict((config.get("identification") or {}).get("processing") or {})
+    series = read_motor_states(args.bag, config, args.topic or "/joint_states")
+    fit = identify_frames(robot, series, processing, args.solver or "clarabel")
+    write_frames_result(fit, config, processing, Path(args.out), inputs)
+    print(f"frames robot ({len(robot.model.links)} bodies with inertia, {len(fit.terms)} per-frame terms): status "
+          f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
+    print("relative error per motor % (identification): "
+          + ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint))
+    springs = [f"{name} {value:.6g}" for name, value in fit.terms.items() if name.endswith(".K")]
+    if springs:
+        print("spring constants: " + ", ".join(springs))
     print(f"wrote {args.out}/")
     return 0
 
