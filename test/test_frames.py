@@ -4,6 +4,8 @@ and the real dVRK PSM and MTM runs (identify on "one", validate on "two")."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 from pathlib import Path
@@ -134,20 +136,52 @@ def test_csv_reader_drops_stale_rows(tmp_path):
         read_csv_joint_states(path, ["q1", "q2"], 200.0)
 
 
-def test_dvrk_psm_identify_on_one_validate_on_two(tmp_path, capsys):
-    """``dynid identify --config config/dvrk_psm.yaml --bag one.csv`` (no URDF), ``dynid validate`` on two: 49 base
-    parameters as the paper, every frame feasible, the spring inside its bounds, per-motor errors near Table V."""
-    one, two = dvrk_file("psm", "one_results.csv"), dvrk_file("psm", "two_results.csv")
-    out, report = tmp_path / "psm", tmp_path / "psm_two.json"
-    assert main(["identify", "--config", str(CONFIG_DIR / "dvrk_psm.yaml"), "--bag", str(one), "--out",
-                 str(out)]) == 0, capsys.readouterr().err
-    printed = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def psm_result(tmp_path_factory):
+    """``dynid identify --config config/dvrk_psm.yaml --bag one_results.csv`` (no URDF) and what it printed."""
+    out = tmp_path_factory.mktemp("dvrk") / "psm"
+    one = dvrk_file("psm", "one_results.csv")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["identify", "--config", str(CONFIG_DIR / "dvrk_psm.yaml"), "--bag", str(one), "--out",
+                     str(out)]) == 0
+    return out, printed.getvalue()
+
+
+def test_dvrk_psm_identify_on_one_validate_on_two(psm_result, tmp_path):
+    """49 base parameters as the paper, every frame feasible, the spring inside its bounds; ``dynid validate`` on
+    run two: per-motor errors near Table V (against the filtered torque, as the paper)."""
+    out, printed = psm_result
     assert "feasible True, 49 base parameters" in printed
     stored = yaml.safe_load((out / "frames_result.yaml").read_text())
     assert 0.0 <= stored["terms"]["tool_roll.K"] <= 0.1
-    assert main(["validate", "--result", str(out), "--bag", str(two), "--report", str(report)]) == 0
+    report = tmp_path / "psm_two.json"
+    assert main(["validate", "--result", str(out), "--bag", str(dvrk_file("psm", "two_results.csv")), "--report",
+                 str(report)]) == 0
     errors = np.array(json.loads(report.read_text())["relative_error_filtered_per_joint"]) * 100
     assert np.all(errors <= 1.2 * np.array(TABLE_V["psm"])), errors
+
+
+@pytest.mark.parametrize("grams", [105, 205])
+def test_dvrk_psm_payload_on_the_parallelogram(psm_result, grams, tmp_path, capsys):
+    """The 105 g and 205 g runs (mass strapped to the pitch parallelogram, position known to 1 cm): identified from
+    the unloaded result to 20 g (the repeated unloaded run alone shows about 20 g), by both solvers."""
+    out = tmp_path / "payload"
+    assert main(["identify", "--payload-link", "link4", "--reference", str(psm_result[0]), "--bag",
+                 str(dvrk_file("psm", f"one_{grams}_grams_parallel_results.csv")), "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    found = yaml.safe_load((out / "payload.yaml").read_text())
+    assert found["mass_share"] > 0.01 and not found["warnings"]
+    for fit in (found["payload"], found["manifold"]):
+        assert abs(fit["mass"] - grams / 1000) < 0.02, fit["mass"]
+
+
+def test_dvrk_payload_on_a_link_that_cannot_tell_its_mass(psm_result, tmp_path, capsys):
+    """link6 moves like link2 along gravity: its columns cannot tell a mass; the output says so."""
+    out = tmp_path / "payload6"
+    assert main(["identify", "--payload-link", "link6", "--reference", str(psm_result[0]), "--bag",
+                 str(dvrk_file("psm", "one_105_grams_parallel_results.csv")), "--out", str(out)]) == 0
+    assert "payload's mass on link6 is not identified" in capsys.readouterr().out
 
 
 def test_dvrk_mtm_identify_on_one_validate_on_two():

@@ -13,12 +13,18 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
 from dynid_ros.estimation.torque_signs import SignSearchOptions
 from dynid_ros.pipeline.abs_effort import identify_abs_effort
-from dynid_ros.pipeline.frames_identification import identify_frames, read_motor_states, write_frames_result
+from dynid_ros.pipeline.frames_identification import (
+    FRAMES_FILE,
+    identify_frames,
+    load_frames_result,
+    read_motor_states,
+    write_frames_result,
+)
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
-from dynid_ros.pipeline.payload_identification import identify_payload, write_payload
+from dynid_ros.pipeline.payload_identification import identify_frames_payload, identify_payload, write_payload
 from dynid_ros.pipeline.results import load_parameters, write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section, load_config
@@ -182,11 +188,18 @@ def _identify_payload(args: argparse.Namespace) -> int:
     if given or not args.bag:
         raise ConfigError(f"--payload-link takes the robot from --reference and a --bag; not {', '.join(given)}")
     check_output(args.out, PAYLOAD, (args.bag, args.reference))
-    parameters = load_parameters(Path(args.reference))
-    series = read_joint_states(args.bag, topic=args.topic or parameters["options"].get("topic") or "/joint_states")
-    result = identify_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel",
-                              args.start, args.end)
+    if (Path(args.reference) / FRAMES_FILE).is_file():  # a frames robot (robot.frames; the bag may be a CSV)
+        _, config, _ = load_frames_result(Path(args.reference))
+        series = read_motor_states(args.bag, config, args.topic or "/joint_states").window(args.start, args.end)
+        result = identify_frames_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel")
+    else:
+        parameters = load_parameters(Path(args.reference))
+        series = read_joint_states(args.bag, topic=args.topic or parameters["options"].get("topic") or "/joint_states")
+        result = identify_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel",
+                                  args.start, args.end)
     write_payload(result, Path(args.out), (args.bag, args.reference))
+    for warning in result.warnings:
+        print(f"warning: {warning}")
     for fit in (result.lmi, result.manifold):
         print(f"{fit.solver}: mass {fit.mass:.4g} kg, CoM [{', '.join(f'{v:.4g}' for v in fit.com)}] m in "
               f"{result.link}'s frame; {fit.iterations} iterations, {fit.seconds:.3f} s, status {fit.status}")

@@ -76,6 +76,21 @@ def body_columns(regressor_3d: np.ndarray, layout: ParameterLayout, link: str) -
     return np.asarray(regressor_3d[:, :, layout.link_slice(k)]).reshape(-1, 10)
 
 
+def mass_share(w: np.ndarray) -> float:
+    """The part of the mass column of ``w`` that the other nine columns do not explain (0: the data cannot tell the
+    payload's mass, e.g. on a link that moves only as its parent does along gravity; 1: fully distinct)."""
+    mass, rest = w[:, 0], w[:, 1:]
+    norm = float(np.linalg.norm(mass))
+    if norm == 0.0:
+        return 0.0
+    coef = np.linalg.lstsq(rest, mass, rcond=None)[0]
+    return float(np.linalg.norm(mass - rest @ coef) / norm)
+
+
+MASS_SHARE_MIN = 1e-3
+"""Below this :func:`mass_share`, the payload's mass is not identified by the data."""
+
+
 def normal_equations(w: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """``(W^T W, W^T tau, tau^T tau)``: all both solvers need of the rows."""
     return w.T @ w, w.T @ tau, float(tau @ tau)
@@ -88,9 +103,8 @@ def fit_body_lmi(w: np.ndarray, tau: np.ndarray, solver: str = "clarabel", eps: 
 
     start = time.perf_counter()
     gram, wt_tau, tau_tau = normal_equations(w, tau)
-    root = _root(gram)
+    root, target = least_squares_root(w, tau)
     pi = cp.Variable(10)
-    target = np.linalg.lstsq(root.T, wt_tau, rcond=None)[0]
     mass, length = _scales(gram, wt_tau)
     basis = scaled_basis("full", mass, length)
     constraint = cp.reshape(basis @ pi, (4, 4), order="C") >> eps * np.eye(4)
@@ -199,6 +213,13 @@ def _cost(pi: np.ndarray, gram: np.ndarray, wt_tau: np.ndarray) -> float:
 
 def _rms(pi: np.ndarray, gram: np.ndarray, wt_tau: np.ndarray, tau_tau: float, n_rows: int) -> float:
     return float(np.sqrt(max(_cost(pi, gram, wt_tau) + tau_tau, 0.0) / max(n_rows, 1)))
+
+
+def least_squares_root(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, c)`` with ``||R x - c||^2 = ||A x - b||^2 - const`` for every x, R square: a tall least-squares
+    problem reduced to its size (from the normal equations; A may be rank deficient)."""
+    root = _root(a.T @ a)
+    return root, np.linalg.lstsq(root.T, a.T @ b, rcond=None)[0]
 
 
 def _root(gram: np.ndarray) -> np.ndarray:

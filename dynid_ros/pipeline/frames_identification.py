@@ -28,6 +28,7 @@ from dynid_ros.dynamics.frame_terms import TermColumns, known_torque, term_colum
 from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.payload import least_squares_root
 from dynid_ros.pipeline.results import atomic_directory
 from dynid_ros.robot.frames import FramesRobot, load_frames_robot
 from dynid_ros.robot.parameters import ParameterLayout
@@ -90,8 +91,7 @@ def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: di
     a = np.concatenate([y, extra.columns], axis=2) * weight[None, :, None]
     a = a.reshape(-1, a.shape[2])
     b = (tau * weight).reshape(-1)
-    q, r = np.linalg.qr(a)
-    rhs = q.T @ b
+    r, rhs = least_squares_root(a, b)
     x = cp.Variable(a.shape[1])
     delta, terms = x[:layout.n_parameters], x[layout.n_parameters:]
     constraints = lmi_constraints(delta, layout, "full", LMI_MARGIN, np.tile(LMI_SCALES, (len(layout.links), 1)))
@@ -126,7 +126,7 @@ def validate_frames(fit: FramesFit, series: JointStateSeries, processing: dict, 
     return relative_error(measured[window], fit.predict(data)[window])
 
 
-def base_count(robot: FramesRobot, layout: ParameterLayout, n_samples: int = 400, seed: int = 0) -> int:
+def base_count(robot: FramesRobot, layout: ParameterLayout, n_samples: int = 200, seed: int = 0) -> int:
     """Independent columns of the full regressor (links and per-frame terms) at random states."""
     rng = np.random.default_rng(seed)
     n = len(robot.motors)

@@ -21,7 +21,15 @@ from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.output_paths import PAYLOAD
 from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.errors import ConfigError
-from dynid_ros.estimation.payload import BodyFit, body_columns, fit_body_lmi, fit_body_manifold
+from dynid_ros.estimation.payload import (
+    MASS_SHARE_MIN,
+    BodyFit,
+    body_columns,
+    fit_body_lmi,
+    fit_body_manifold,
+    mass_share,
+)
+from dynid_ros.pipeline.frames_identification import frame_regressor, frames_data, load_frames_result
 from dynid_ros.pipeline.linear_identification import fit_rows
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import atomic_directory, load_parameters
@@ -42,11 +50,22 @@ class PayloadResult:
     n_samples: int
     unexplained_before: float
     """RMS of the loaded run's torque that the reference robot does not explain [N m]."""
+    mass_share: float = 1.0
+    """:func:`dynid_ros.estimation.payload.mass_share` of the link's columns (the mass is identified above
+    :data:`~dynid_ros.estimation.payload.MASS_SHARE_MIN`)."""
+
+    @property
+    def warnings(self) -> list[str]:
+        if self.mass_share >= MASS_SHARE_MIN:
+            return []
+        return [f"the payload's mass on {self.link} is not identified by this motion (mass share "
+                f"{self.mass_share:.1e}): the masses written are arbitrary; attach it to another link"]
 
     def to_dict(self) -> dict:
         return {"link": self.link, "reference": self.reference, "n_samples": self.n_samples,
                 "frame": f"{self.link}'s joint frame; inertia_com about the CoM",
-                "unexplained_torque_rms": self.unexplained_before,
+                "unexplained_torque_rms": self.unexplained_before, "mass_share": self.mass_share,
+                "warnings": self.warnings,
                 "payload": self.lmi.to_dict(), "manifold": self.manifold.to_dict()}
 
 
@@ -69,10 +88,28 @@ def identify_payload(series: JointStateSeries, reference: Path, link: str, solve
     y = regressor_3d(model, layout, data.q, data.dq, data.ddq)
     unexplained = (data.tau - y @ delta).reshape(-1)
     kept = fit_rows(data.dq, float(processing.get("min_speed", 0.0)))
-    w = body_columns(y, layout, link)[kept]
-    target = unexplained[kept]
+    return _fit(body_columns(y, layout, link)[kept], unexplained[kept], link, reference, solver, data.q.shape[0])
+
+
+def identify_frames_payload(series: JointStateSeries, reference: Path, link: str, solver: str = "clarabel"
+                            ) -> PayloadResult:
+    """As :func:`identify_payload` for a frames robot's result (:mod:`dynid_ros.pipeline.frames_identification`):
+    the payload on the frame ``link``."""
+    fit, _, processing = load_frames_result(Path(reference))
+    if link not in fit.layout.links:
+        raise ConfigError(f"--payload-link {link}: not a frame with inertia of {reference} "
+                          f"(frames: {', '.join(fit.layout.links)})")
+    data = frames_data(fit.robot, series, processing)
+    y, _ = frame_regressor(fit.robot, fit.layout, data.q, data.dq, data.ddq)
+    unexplained = (data.tau - fit.predict(data)).reshape(-1)
+    return _fit(body_columns(y, fit.layout, link), unexplained, link, reference, solver, data.q.shape[0])
+
+
+def _fit(w: np.ndarray, target: np.ndarray, link: str, reference: Path, solver: str, n_samples: int
+         ) -> PayloadResult:
+    """Both solvers on the payload's rows."""
     return PayloadResult(link, str(reference), fit_body_lmi(w, target, solver), fit_body_manifold(w, target),
-                         int(data.q.shape[0]), float(np.sqrt(np.mean(target ** 2))))
+                         int(n_samples), float(np.sqrt(np.mean(target ** 2))), mass_share(w))
 
 
 def write_payload(result: PayloadResult, out: Path, inputs: tuple = ()) -> None:
