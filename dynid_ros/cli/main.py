@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "bag",
     "gains",
+    "identify_body",
 )
 """Modules of :mod:`dynid_ros.cli`, in the order ``dynid --help`` lists them."""
 

@@ -22,6 +22,7 @@ DEMO = "demo"
 SIMULATED_BAG = "simulated bag"
 TRUTH = "simulated ground truth"
 PAYLOAD = "payload result"
+BODY = "body result"
 
 
 def _resolved(path: str | Path) -> Path:
