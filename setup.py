@@ -47,6 +47,7 @@ setup(
         "cvxpy",
         "clarabel",
         "scs",
+        "mcap",  # dynid bag repair reads damaged MCAP files record by record (lz4/zstd chunks)
         "rosbags>=0.11.9,<0.12",  # bag_recorder uses private writer attributes (checked at start-up): verified 0.11.9
         "pin",
         "mujoco",
@@ -65,6 +66,12 @@ setup(
             "ros-jazzy-trajectory-msgs",
             "ros-jazzy-builtin-interfaces",
             *CONTROL_MSGS_BUILD,
+            # the launch stack's ROS runtime (its launch/launch_ros/ros2cli wheels have no PyPI release: .ci/run)
+            "ros-jazzy-rcl-interfaces",
+            "ros-jazzy-lifecycle-msgs",
+            "ros-jazzy-ament-index-python",
+            "ros-jazzy-rosgraph-msgs",
+            "colcon-common-extensions",  # test/test_colcon.py builds the package as a ROS user does
         ],
     },
     zip_safe=True,

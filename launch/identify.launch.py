@@ -2,15 +2,26 @@
 
     ros2 launch dynid_ros identify.launch.py robot:=panda controller_name:=joint_trajectory_controller
 
-With ``autorun:=true`` (default) orchestrator_node runs record -> excite -> stop -> identify at once;
-with ``autorun:=false`` the nodes wait for ``ros2 service call /<node>/start std_srvs/srv/Trigger``.
+With ``autorun:=true`` (default) orchestrator_node runs record -> excite -> stop -> identify at once
+and the launch ends with it: exit status 0 when the job is done, 1 with the reason when it aborts
+(``launch_support.job_end_handlers``), or when a node ends before that. With ``autorun:=false`` the
+nodes wait for ``ros2 service call /<node>/start std_srvs/srv/Trigger`` and the launch runs until Ctrl-C.
 Empty arguments fall back to the ``nodes:`` section of config/<robot>.yaml, then the node defaults.
+The robot description (``urdf_path`` with ``xacro_args``, or ``robot_description_topic``) goes to the
+excitation node, whose limits are the authority, and to the identification node alike.
 """
 
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.ros.launch_support import as_bool, given, run_directory
+from dynid_ros.ros.launch_support import (
+    as_bool,
+    dynid_executable,
+    early_exit_handlers,
+    given,
+    job_end_handlers,
+    run_directory,
+)
 from launch import LaunchDescription
 
 ARGUMENTS = {
@@ -42,25 +53,25 @@ def launch_nodes(context: object) -> list:
     out = arg("output_dir") or str(run / "result")
     common = given({"robot": arg("robot"), "config_file": arg("config_file"),
                     "use_sim_time": as_bool(arg("use_sim_time"))})
+    robot = given({"urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
+                   "robot_description_topic": arg("robot_description_topic")})
     update_rsp = as_bool(arg("update_robot_state_publisher"))
     nodes = [
-        Node(package="dynid_ros", executable="excitation_node", name="excitation_node", output="screen",
-             parameters=[common, given({"urdf_path": arg("urdf_path"), "trajectory_file": arg("trajectory_file"),
-                                        "controller_name": arg("controller_name"), "mode": arg("mode"),
-                                        "cycles": arg("cycles")})]),
-        Node(package="dynid_ros", executable="recorder_node", name="recorder_node", output="screen",
+        Node(**dynid_executable("excitation_node"), name="excitation_node", output="screen",
+             parameters=[common, robot, given({"trajectory_file": arg("trajectory_file"),
+                                               "controller_name": arg("controller_name"), "mode": arg("mode"),
+                                               "cycles": arg("cycles")})]),
+        Node(**dynid_executable("recorder_node"), name="recorder_node", output="screen",
              parameters=[common, given({"bag_path": bag})]),
-        Node(package="dynid_ros", executable="identification_node", name="identification_node", output="screen",
-             parameters=[common, given({"urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
-                                        "robot_description_topic": arg("robot_description_topic"),
-                                        "bag_path": bag, "output_dir": out,
-                                        "method": arg("method"),
-                                        "update_robot_state_publisher": update_rsp})]),
+        Node(**dynid_executable("identification_node"), name="identification_node", output="screen",
+             parameters=[common, robot, given({"bag_path": bag, "output_dir": out, "method": arg("method"),
+                                               "update_robot_state_publisher": update_rsp})]),
     ]
-    if as_bool(arg("autorun")):
-        nodes.append(Node(package="dynid_ros", executable="orchestrator_node", name="orchestrator_node",
-                          output="screen", parameters=[common]))
-    return nodes
+    if not as_bool(arg("autorun")):
+        return [*nodes, *early_exit_handlers(nodes)]
+    orchestrator = Node(**dynid_executable("orchestrator_node"), name="orchestrator_node",
+                        output="screen", parameters=[common, {"shutdown_when_done": True}])
+    return [*nodes, orchestrator, *early_exit_handlers(nodes), *job_end_handlers(orchestrator, "orchestrator_node")]
 
 
 def generate_launch_description() -> LaunchDescription:

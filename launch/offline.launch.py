@@ -1,5 +1,7 @@
-"""Identification from a recorded bag: identification_node runs once at start and keeps the identified
-URDF and report latched on its topics.
+"""Identification from a recorded bag: identification_node runs once at start, publishes the identified
+URDF and report (latched) and the launch ends: exit status 0 when the result is written (and, with
+``update_robot_state_publisher:=true``, robot_state_publisher was answered), 1 with the reason when the
+identification fails (an ``[ERROR]`` line of the node; ``launch_support.job_end_handlers``).
 
     ros2 launch dynid_ros offline.launch.py robot:=panda bag_path:=run1/ output_dir:=result/
 
@@ -9,13 +11,16 @@ Without ROS at all, ``dynid identify --urdf urdf/panda.urdf --bag run1/ --out re
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.ros.launch_support import as_bool, given, run_directory
+from dynid_ros.ros.launch_support import as_bool, dynid_executable, given, job_end_handlers, run_directory
 from launch import LaunchDescription
 
 ARGUMENTS = {
     "robot": ("panda", "robot name (panda | ur5e)"),
     "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
-    "urdf_path": ("", "nominal URDF ('' = the config's robot.urdf)"),
+    "urdf_path": ("", "nominal URDF or .urdf.xacro, meshes allowed ('' = the config's robot.urdf)"),
+    "xacro_args": ("", "arguments of a .urdf.xacro urdf_path, space separated: 'name:=value name2:=value2'"),
+    "robot_description_topic": ("", "read the nominal URDF from this topic when urdf_path is '', e.g. "
+                                    "/robot_description"),
     "bag_path": (None, "rosbag2 with the joint states (required)"),
     "output_dir": ("", "result directory ('' = dynid_runs/<date>_<time>/result)"),
     "method": ("", "ols | wls | fbpe | bpfc ('' = config, else fbpe)"),
@@ -30,13 +35,17 @@ def launch_nodes(context: object) -> list:
         return context.launch_configurations[name]
 
     out = arg("output_dir") or str(run_directory() / "result")
-    return [Node(package="dynid_ros", executable="identification_node", name="identification_node",
-                 output="screen",
-                 parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"),
-                                    "urdf_path": arg("urdf_path"), "bag_path": arg("bag_path"), "output_dir": out,
-                                    "method": arg("method"), "start": arg("start"), "end": arg("end"),
-                                    "update_robot_state_publisher": as_bool(arg("update_robot_state_publisher")),
-                                    "identify_on_start": True})])]
+    update_rsp = as_bool(arg("update_robot_state_publisher"))
+    node = Node(**dynid_executable("identification_node"), name="identification_node", output="screen",
+                parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"),
+                                   "urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
+                                   "robot_description_topic": arg("robot_description_topic"),
+                                   "bag_path": arg("bag_path"), "output_dir": out,
+                                   "method": arg("method"), "start": arg("start"), "end": arg("end"),
+                                   "update_robot_state_publisher": update_rsp, "identify_on_start": True})])
+    # The node's last line: its summary ("..., wrote <dir>"), or what became of robot_state_publisher's update.
+    done = r"robot_description" if update_rsp else r", wrote "
+    return [node, *job_end_handlers(node, "identification_node", done=done, failed=r"^\[ERROR\]")]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -3,49 +3,92 @@
     ros2 launch dynid_ros sim_mujoco.launch.py robot:=panda
 
 sim_node follows JointTrajectory messages (mode topic, the default here) and, where control_msgs is
-installed, serves FollowJointTrajectory (mode:=action). The run ends with the identified URDF on
-/identification_node/robot_description and in dynid_runs/<date>_<time>/result.
+installed, serves FollowJointTrajectory (mode:=action). It starts at ``start_positions`` (default: the
+middle of the excitation limits of the robot's config, so the excitation can start at once). The run
+ends with the identified URDF on /identification_node/robot_description and in
+dynid_runs/<date>_<time>/result, and the launch ends by itself: exit status 0 when done, 1 with the
+reason when the run aborts or a node fails (identify.launch.py). Another robot: ``urdf_path:=...``
+(``robot:=''`` when no shipped config fits it) with a trajectory made for it by ``dynid excite``
+(``trajectory_file:=...``); or ``robot_description_topic:=/robot_description`` to simulate and identify
+the robot published there.
 """
+
+from pathlib import Path
 
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
 
-from dynid_ros.ros.launch_support import given
+from dynid_ros.robot.config import load_config
+from dynid_ros.robot.resources import robot_file
+from dynid_ros.ros.common import resolve_file
+from dynid_ros.ros.launch_support import dynid_executable, early_exit_handlers, given, parse_positions, start_positions
 from launch import LaunchDescription
 
 ARGUMENTS = {
-    "robot": ("panda", "robot name (panda | ur5e)"),
+    "robot": ("panda", "robot name (panda | ur5e), or '' for a robot without a shipped config"),
+    "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
     "urdf_path": ("", "the robot to simulate and identify, URDF or .urdf.xacro, meshes allowed ('' = the "
                       "robot's)"),
     "xacro_args": ("", "arguments of a .urdf.xacro urdf_path, space separated: 'name:=value name2:=value2'"),
+    "robot_description_topic": ("", "simulate and identify the URDF published on this topic (transient local) "
+                                    "when urdf_path is '', e.g. /robot_description"),
+    "start_positions": ("", "start pose of the simulated arm [rad], one value per joint, space or comma "
+                            "separated ('' = the middle of the config's excitation limits)"),
     "mode": ("topic", "how excitation_node commands sim_node: topic | action (needs control_msgs)"),
+    "trajectory_file": ("", "excitation trajectory YAML from dynid excite ('' = the config's)"),
+    "cycles": ("", "periods of the excitation ('' = config, else 1)"),
+    "bag_path": ("", "bag to record ('' = dynid_runs/<date>_<time>/bag)"),
+    "output_dir": ("", "identification result ('' = dynid_runs/<date>_<time>/result)"),
+    "method": ("", "ols | wls | fbpe | bpfc ('' = config, else fbpe)"),
     "rate_hz": ("", "simulation and /joint_states rate ('' = config, else 1000)"),
     "truth": ("", "config (perturbed robot, sensor noise) | nominal ('' = config)"),
-    "autorun": ("true", "run record -> excite -> stop -> identify without service calls"),
+    "autorun": ("true", "run record -> excite -> stop -> identify without service calls, then end"),
 }
+
+
+def simulation_pose(arg: object) -> list[float] | str:
+    """sim_node's ``initial_positions``: ``start_positions``, else the middle of the excitation limits; '' (the
+    node's default) when the robot comes from a topic, unknown until the node runs."""
+    urdf, config_file = arg("urdf_path"), arg("config_file")
+    if not urdf and arg("robot_description_topic"):
+        return parse_positions(arg("start_positions")) or ""
+    if not config_file and arg("robot"):
+        config_file = str(robot_file(arg("robot"), "config"))
+    config = load_config(resolve_file(config_file, "config_file")) if config_file else {}
+    urdf = urdf or (config.get("robot") or {}).get("urdf", "")
+    if not urdf:
+        return parse_positions(arg("start_positions")) or ""
+    return list(start_positions(arg("start_positions"), resolve_file(urdf, "urdf_path"), config,
+                                arg("xacro_args").split()).values())
 
 
 def launch_sim(context: object) -> list:
     def arg(name: str) -> str:
         return context.launch_configurations[name]
 
-    return [Node(package="dynid_ros", executable="sim_node", name="sim_node", output="screen",
-                 parameters=[given({"robot": arg("robot"), "rate_hz": arg("rate_hz"), "truth": arg("truth"),
-                                    "urdf_path": arg("urdf_path"),
-                                    "xacro_args": arg("xacro_args").split() or ""})])]
+    sim = Node(**dynid_executable("sim_node"), name="sim_node", output="screen",
+               parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"), "rate_hz": arg("rate_hz"),
+                                  "truth": arg("truth"), "urdf_path": arg("urdf_path"),
+                                  "xacro_args": arg("xacro_args").split() or "",
+                                  "robot_description_topic": arg("robot_description_topic"),
+                                  "initial_positions": simulation_pose(arg)})])
+    return [sim, *early_exit_handlers([sim])]
 
 
 def generate_launch_description() -> LaunchDescription:
     arguments = [DeclareLaunchArgument(name, default_value=default, description=text)
                  for name, (default, text) in ARGUMENTS.items()]
     identify = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(PathJoinSubstitution([FindPackageShare("dynid_ros"), "launch",
-                                                            "identify.launch.py"])),
-        launch_arguments={"robot": LaunchConfiguration("robot"), "mode": LaunchConfiguration("mode"),
+        PythonLaunchDescriptionSource(str(Path(__file__).with_name("identify.launch.py"))),
+        launch_arguments={"robot": LaunchConfiguration("robot"), "config_file": LaunchConfiguration("config_file"),
                           "urdf_path": LaunchConfiguration("urdf_path"),
                           "xacro_args": LaunchConfiguration("xacro_args"),
+                          "robot_description_topic": LaunchConfiguration("robot_description_topic"),
+                          "mode": LaunchConfiguration("mode"),
+                          "trajectory_file": LaunchConfiguration("trajectory_file"),
+                          "cycles": LaunchConfiguration("cycles"), "bag_path": LaunchConfiguration("bag_path"),
+                          "output_dir": LaunchConfiguration("output_dir"), "method": LaunchConfiguration("method"),
                           "autorun": LaunchConfiguration("autorun")}.items())
     return LaunchDescription([*arguments, OpaqueFunction(function=launch_sim), identify])

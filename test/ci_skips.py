@@ -3,8 +3,11 @@
 A skipped test (or a module skipped at import) is reported as a failure, except
   * tests marked ``hardware`` AND listed by node id in ``HARDWARE_TESTS`` (they need a device that
     cannot exist in CI; listed by name so that a new skip is a decision, not an accident), and
-  * the Panda-data tests while ``DYNID_PANDA_DATA`` is unset, the dVRK-data tests while ``DYNID_DVRK_DATA`` is
-    unset (a clone without the data sets).
+  * the Panda-data tests while ``DYNID_PANDA_DATA`` is unset (a clone without the data set), and
+  * the launch tests while ``DYNID_ROS2_LAUNCH`` is unset and the launch stack is not installed (a clone
+    without the ros2_launch folder beside it: launch has no PyPI wheel), and
+  * the rosdep key checks while ``DYNID_ROSDISTRO`` is unset (no rosdistro snapshot beside the clone), and
+  * the dVRK-data tests while ``DYNID_DVRK_DATA`` is unset (a clone without the data set).
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 def allowed_skip(item: pytest.Item, reason: str) -> bool:
     import dvrk_data
+    import launch_stack
+    import rosdistro_index
 
-    from panda_data import ENV, UNSET_REASON
+    import panda_data
 
-    if UNSET_REASON in reason and not os.environ.get(ENV):
-        return True
-    if dvrk_data.UNSET_REASON in reason and not os.environ.get(dvrk_data.ENV):
-        return True
+    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data):
+        if data.UNSET_REASON in reason and not os.environ.get(data.ENV):
+            return True
     return item.get_closest_marker("hardware") is not None and item.nodeid in HARDWARE_TESTS
 
 

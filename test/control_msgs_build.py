@@ -31,13 +31,17 @@ class ControlMsgsBuildError(RuntimeError):
     """control_msgs could not be built into the test venv."""
 
 
-def control_msgs_importable() -> bool:
+def importable(module: str = "control_msgs.action") -> bool:
     importlib.invalidate_caches()
     try:
-        import control_msgs.action  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
         return False
     return True
+
+
+def control_msgs_importable() -> bool:
+    return importable("control_msgs.action")
 
 
 def _missing(path: str) -> bool:
@@ -76,12 +80,13 @@ def _run(command: list[str], log: object, env: dict[str, str]) -> None:
     subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=True)
 
 
-def build(prefix: Path, work: Path) -> float:
-    """Configure, build and install the vendored control_msgs into ``prefix``; returns seconds taken."""
+def build(prefix: Path, work: Path, source: Path = SOURCE, module: str = "control_msgs.action") -> float:
+    """Configure, build and install the interface package ``source`` (default: the vendored control_msgs) into
+    ``prefix``; returns seconds taken. ``module`` must be importable afterwards."""
     start = time.monotonic()
     log_path = work / "build.log"
     if not (prefix / "share" / "rosidl_default_generators").is_dir():
-        raise ControlMsgsBuildError(f"building control_msgs needs the rosidl/ament wheels of the test extra, not "
+        raise ControlMsgsBuildError(f"building {source.name} needs the rosidl/ament wheels of the test extra, not "
                                     f"installed in {prefix}: pip install -e '.[test]'")
     python_include, numpy_include = _headers()
     rewrite_include_paths(prefix, python_include, numpy_include)
@@ -90,16 +95,15 @@ def build(prefix: Path, work: Path) -> float:
     build_dir = work / "build"
     with open(log_path, "w") as log:
         try:
-            _run(["cmake", "-S", str(SOURCE), "-B", str(build_dir), f"-DCMAKE_INSTALL_PREFIX={prefix}",
+            _run(["cmake", "-S", str(source), "-B", str(build_dir), f"-DCMAKE_INSTALL_PREFIX={prefix}",
                   f"-DPython3_EXECUTABLE={sys.executable}", "-DBUILD_TESTING=OFF", "-DCMAKE_BUILD_TYPE=Release"],
                  log, env)
             _run(["cmake", "--build", str(build_dir), "--parallel", str(os.cpu_count() or 1)], log, env)
             _run(["cmake", "--install", str(build_dir)], log, env)
         except (OSError, subprocess.CalledProcessError) as err:
-            raise ControlMsgsBuildError(f"building control_msgs failed ({err}); build log: {log_path}") from err
-    if not control_msgs_importable():
-        raise ControlMsgsBuildError(f"control_msgs built but 'import control_msgs.action' still fails; "
-                                    f"build log: {log_path}")
+            raise ControlMsgsBuildError(f"building {source.name} failed ({err}); build log: {log_path}") from err
+    if not importable(module):
+        raise ControlMsgsBuildError(f"{source.name} built but 'import {module}' still fails; build log: {log_path}")
     return time.monotonic() - start
 
 

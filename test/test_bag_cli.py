@@ -75,7 +75,10 @@ def test_repair_an_unfinished_recording(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["bag", "repair", str(tmp_path / "rec"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["messages"] == {"/joint_states": 100}
-    assert main(["bag", "info", str(tmp_path / "rec"), "--json"]) == 0
+    assert report["out"] == str(tmp_path / "rec_repaired") and not (tmp_path / "rec" / "metadata.yaml").exists()
+    assert main(["bag", "info", report["out"], "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["messages"] == report["messages"]
-    assert main(["bag", "repair", str(tmp_path / "rec")]) == 0
-    assert "recovered 100 message(s)" in capsys.readouterr().out
+    assert main(["bag", "repair", str(tmp_path / "rec")]) == 2  # never overwrites the earlier repair
+    assert "rec_repaired exists already" in capsys.readouterr().err
+    assert main(["bag", "repair", str(tmp_path / "rec"), "--out", str(tmp_path / "second")]) == 0
+    assert f"recovered 100 message(s) into {tmp_path / 'second'}" in capsys.readouterr().out

@@ -186,7 +186,13 @@ def test_wrong_message_type(tmp_path: Path) -> None:
 def test_no_effort_or_velocity_names_the_topic(tmp_path: Path, missing: str) -> None:
     bag = write_raw(tmp_path / "bag", [standard(k, **{missing: []}) for k in range(3)])
     with pytest.raises(BagError, match=f"the messages on /joint_states have no {missing}"):
-        read_joint_states(bag)
+        read_joint_states(bag, require=(missing,))
+
+
+def test_velocity_is_not_required_by_default(tmp_path: Path) -> None:
+    """Issue 18 item 3: a bag without velocities reads (the velocity is then differentiated)."""
+    read = read_joint_states(write_raw(tmp_path / "bag", [standard(k, velocity=[]) for k in range(3)]))
+    assert read.velocity is None and read.effort.shape == (3, 3)
 
 
 def test_non_monotonic_stamps_name_the_sample(tmp_path: Path) -> None:
@@ -196,11 +202,48 @@ def test_non_monotonic_stamps_name_the_sample(tmp_path: Path) -> None:
         read_joint_states(write_raw(tmp_path / "bag", messages))
 
 
-def test_joint_missing_in_a_message_names_joint_and_sample(tmp_path: Path) -> None:
-    messages = [standard(k) for k in range(6)]
-    messages[3] = standard(3, names=["j1", "j2"], position=[1.0, 2.0], velocity=[1.0, 2.0], effort=[1.0, 2.0])
-    with pytest.raises(DataError, match="joint j3 missing from sample 3"):
-        read_joint_states(write_raw(tmp_path / "bag", messages))
+def two_publishers(seconds: float = 1.0, arm_hz: float = 500.0, gripper_hz: float = 50.0) -> list[tuple[int, bytes]]:
+    """An arm driver (j1..j3, stamped on a clock 1000 s behind the bag's, 2 ms latency, velocity and effort) and
+    a gripper driver (f1, f2, header stamps 0, position and effort only) on one topic, interleaved by receive time.
+    Every value is a linear function of the true time, so an interpolated value can be checked exactly."""
+    messages = []
+    for k in range(int(seconds * arm_hz)):
+        true = 1.0 + k / arm_hz
+        values = [true, 2 * true, 3 * true]
+        stamp = round((true - 1000.0 + 2000.0) * 1e9)  # driver clock: bag clock - 1000 s
+        receive = round((true + 2000.0 + 0.002) * 1e9)
+        messages.append((receive, joint_state(stamp, ["j1", "j2", "j3"], values, values, [10 * v for v in values])))
+    for k in range(int(seconds * gripper_hz)):
+        true = 1.0 + k / gripper_hz
+        receive = round((true + 2000.0 + 0.002) * 1e9)
+        messages.append((receive, joint_state(0, ["f1", "f2"], [0.01 * true, 0.02 * true], None, [5.0, 6.0])))
+    return sorted(messages, key=lambda m: m[0])
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_two_publishers_are_merged_by_joint_name(tmp_path: Path, storage: str) -> None:
+    """Issue 18 items 2 and 11: arm 500 Hz + gripper 50 Hz on /joint_states, the gripper unstamped."""
+    read = read_joint_states(write_raw(tmp_path / "bag", two_publishers(), storage))
+    assert read.names == ["j1", "j2", "j3", "f1", "f2"] and len(read) == 500
+    true = read.t - 1000.0  # the arm's header clock
+    np.testing.assert_allclose(true, 1.0 + np.arange(500) / 500.0, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(read.position[:, 1], 2 * (1.0 + np.arange(500) / 500.0))  # as recorded
+    # the gripper on the arm's clock (its receive time minus the arm's 2 ms delay), interpolated, held at the end
+    expected = 0.01 * np.minimum(true, 1.0 + 49 / 50.0)
+    np.testing.assert_allclose(read.position[:, 3], expected, rtol=0, atol=1e-9)
+    assert np.isnan(read.velocity[:, 3:]).all() and np.isfinite(read.velocity[:, :3]).all()
+    sources = {tuple(s["joints"]): s for s in read.info["sources"]}
+    assert sources[("j1", "j2", "j3")]["clock"] == "header" and sources[("j1", "j2", "j3")]["messages"] == 500
+    assert sources[("f1", "f2")]["clock"].startswith("receive") and sources[("f1", "f2")]["messages"] == 50
+    assert read.info["interpolated_joints"] == ["f1", "f2"]
+
+
+def test_a_publisher_stamping_some_messages_0_keeps_one_clock(tmp_path: Path) -> None:
+    """Issue 18 item 11: not the receive time one message at a time mixed with header stamps."""
+    messages = [standard(k, stamp_ns=0 if k < 3 else None) for k in range(8)]
+    read = read_joint_states(write_raw(tmp_path / "bag", messages))
+    np.testing.assert_allclose(read.t, 7.0 + 0.001 * np.arange(8), rtol=0, atol=1e-9)  # receive times throughout
+    assert read.info["sources"][0]["clock"] == "receive (some header stamps 0)"
 
 
 def test_reads_60_s_at_1_khz_quickly(tmp_path: Path) -> None:
@@ -274,14 +317,26 @@ def test_sigkill_loses_nothing_older_than_a_second(tmp_path: Path, storage: str)
     assert must_have >= 500
     assert not (bag / "metadata.yaml").exists()  # the killed recorder never finished the bag
 
+    before = fingerprint(bag)
     report = repair_bag(bag)
+    assert fingerprint(bag) == before  # the damaged bag is only read
+    repaired = Path(report["out"])
+    assert repaired == tmp_path / "rec_repaired"
     recovered = report["messages"]["/joint_states"]
     assert recovered >= must_have, report
-    with AnyReader([bag]) as reader:  # a standard tool reads it
+    with AnyReader([repaired]) as reader:  # a standard tool reads it
         assert sum(1 for _ in reader.messages()) == recovered
-    read = read_joint_states(bag)
+    read = read_joint_states(repaired)
     np.testing.assert_allclose(read.t, 1.0 + 1e-3 * np.arange(recovered), atol=1e-9)  # a gap-free prefix
-    assert repair_bag(bag)["message_count"] == recovered  # repairing again changes nothing
+    with pytest.raises(BagError, match="rec_repaired exists already"):
+        repair_bag(bag)  # never overwrites
+    assert repair_bag(bag, tmp_path / "again")["message_count"] == recovered
+    assert repair_bag(repaired)["out"] is None  # a complete bag: nothing to do, nothing written
+
+
+def fingerprint(directory: Path) -> dict[str, bytes]:
+    """Every file of a directory and its content."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def test_repair_stops_at_the_first_damaged_record(tmp_path: Path) -> None:
@@ -298,8 +353,69 @@ def test_repair_stops_at_the_first_damaged_record(tmp_path: Path) -> None:
     data_file.write_bytes(data_file.read_bytes()[:int(size * 0.8)])  # cuts the third chunk
     report = repair_bag(tmp_path / "rec")
     assert report["messages"] == {"/joint_states": 2000} and report["discarded_bytes"] > 0
-    assert "cut off" in report["damage"]
-    assert len(read_joint_states(tmp_path / "rec")) == 2000
+    assert "unreadable record" in report["damage"]
+    assert len(read_joint_states(report["out"])) == 2000
+
+
+def write_mcap(path: Path, compression: str, chunks: int = 3, per_chunk: int = 200,
+               extra_channel: bool = False) -> Path:
+    """A rosbag2 MCAP written by the ``mcap`` library as ``ros2 bag`` does (ros2msg schemas, cdr messages, chunks
+    compressed with ``compression``), its recorder killed before metadata.yaml; optionally a protobuf channel."""
+    from mcap.writer import CompressionType
+    from mcap.writer import Writer as McapWriter
+
+    path.mkdir()
+    stamps, messages = encode_joint_states(series(chunks * per_chunk))
+    with open(path / f"{path.name}.mcap", "wb") as stream:
+        record = 31 + len(messages[0])  # opcode, length, channel, sequence, two times, data
+        writer = McapWriter(stream, chunk_size=per_chunk * record - 1, compression=CompressionType[compression.upper()])
+        writer.start(profile="ros2", library="test")
+        schema = writer.register_schema(JOINT_STATE_TYPE, "ros2msg",
+                                        TYPES.generate_msgdef(JOINT_STATE_TYPE, ros_version=2)[0].encode())
+        channel = writer.register_channel("/joint_states", "cdr", schema, {"offered_qos_profiles": ""})
+        other = None
+        if extra_channel:
+            proto = writer.register_schema("foxglove.Log", "protobuf", b"\x0a\x00")
+            other = writer.register_channel("/log", "protobuf", proto)
+        for k, (stamp, data) in enumerate(zip(stamps.tolist(), messages)):
+            writer.add_message(channel, stamp, data, stamp)
+            if other is not None and k % 100 == 0:
+                writer.add_message(other, stamp, b"\x0a\x00", stamp)
+        writer.finish()
+    return path
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd", "none"])
+def test_repair_reads_compressed_chunks_into_a_new_bag(tmp_path: Path, compression: str) -> None:
+    """Issue 18 item 1: a complete bag with lz4 chunks was 'repaired' into an empty bag and the original deleted."""
+    bag = write_mcap(tmp_path / "rec", compression)
+    before = fingerprint(bag)
+    report = repair_bag(bag)
+    assert fingerprint(bag) == before
+    assert report["messages"] == {"/joint_states": 600} and report["skipped"] == [] and not report["damage"]
+    read = read_joint_states(report["out"])
+    np.testing.assert_array_equal(read.effort, series(600).effort)
+
+
+def test_repair_skips_a_chunk_with_a_bad_crc_and_reports_other_encodings(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from dynid_ros.cli.main import main
+
+    bag = write_mcap(tmp_path / "rec", "none", extra_channel=True)
+    data_file = bag / "rec.mcap"
+    raw = bytearray(data_file.read_bytes())
+    offset = raw.find(encode_joint_states(series(600))[1][300][-16:])  # message 300: inside the second chunk
+    assert offset > 0
+    raw[offset] ^= 0xFF
+    data_file.write_bytes(bytes(raw))
+    assert main(["bag", "repair", str(bag), "--out", str(tmp_path / "fixed")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if "crc" in line.lower()] == [next(line for line in out if line.startswith(
+        "skipped chunk"))]  # the CRC error is one line
+    assert any(line.startswith("skipped topic /log (4 message(s)): schema encoding 'protobuf'") for line in out), out
+    kept = read_joint_states(tmp_path / "fixed").position[:, 0] - 0.1  # message k has position k + 0.1
+    lost = np.setdiff1d(np.arange(600), np.round(kept))
+    assert 300 in lost and 150 <= lost.size <= 250 and np.all(np.diff(lost) == 1)  # the damaged chunk, only it
 
 
 def test_repair_rejects_what_is_not_a_bag(tmp_path: Path) -> None:

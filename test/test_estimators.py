@@ -339,3 +339,23 @@ def test_map_keeps_poorly_determined_directions_near_the_prior():
     assert drift(with_prior) < np.log(1.5)
     assert with_prior.objective < 1.1 * free.objective
     assert with_prior.delta_std is not None and np.all(with_prior.delta_std[masses] <= 1.001 * 0.25 * truth[masses])
+
+
+def test_map_weighs_measured_data_by_their_noise_and_caps_only_noise_free_data():
+    """Issue 18 item 8: low-noise measured torques (signal-to-noise far above MAX_DATA_WEIGHT) keep their weight:
+    the posterior standard deviations of the well-determined base parameters are those of least squares, not
+    wider; only numerically noise-free data are capped, and the fit says so."""
+    _, layout, base, truth, w_b, w = synthetic("panda")
+    exact = w @ truth
+    tau = exact + np.random.default_rng(5).normal(0.0, 1e-4 * np.abs(exact).max(), exact.size)
+    ols = estimators.ols(w_b, tau, layout.n_dof)
+    data = estimators.scaled_data(w_b, tau, base.K, layout, None, truth)
+    assert data.norm / np.sqrt(np.mean(ols.residual_std ** 2)) > 10 * estimators.MAX_DATA_WEIGHT
+    fit = estimators.fbpe(w_b, tau, base.K, layout, prior=truth)
+    assert fit.capped_data_weight is None
+    sharp = ols.rel_std < 1.0  # determined to better than 1 % by the data alone
+    assert sharp.sum() > 20
+    ratio = fit.beta_std[sharp] / ols.std[sharp]
+    assert 0.7 < np.median(ratio) < 1.05, np.median(ratio)  # capped, it was ~10x wider
+    noise_free = estimators.fbpe(w_b, exact, base.K, layout, prior=truth)
+    assert noise_free.capped_data_weight == estimators.MAX_DATA_WEIGHT

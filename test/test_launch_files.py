@@ -1,9 +1,9 @@
-"""Static checks of launch/*.launch.py (the ``launch`` package is not installed here, so nothing runs them):
+"""Static checks of launch/*.launch.py (test_launch_run.py runs them, where the launch stack is installed):
 they compile; every dynid_ros executable is a console script whose ``main`` exists; every parameter a
 launch file gives a dynid_ros node is declared by that node; other packages' executables and included
 launch files belong to packages in package.xml; every file they name exists for every shipped robot;
 included dynid_ros launch files declare the arguments passed to them. Also the config ``nodes:``
-sections, package.xml and the Gazebo URDF helper."""
+sections, package.xml, the simulated arm's start pose and the Gazebo URDF helper."""
 
 import ast
 import importlib
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from dynid_ros.errors import ModelError
+from dynid_ros.errors import ConfigError, ModelError
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import ROBOTS
 from dynid_ros.ros.common import CONFIG_PARAMS, resolve_file
-from dynid_ros.ros.launch_support import gazebo_urdf, given
+from dynid_ros.ros.launch_support import gazebo_urdf, given, parse_positions, start_positions
 from ros_helpers import ROOT, assert_physically_consistent
 
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
@@ -40,6 +40,14 @@ def declared_parameters(executable: str) -> set[str]:
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def node_executable(call: ast.Call) -> tuple[str, str]:
+    """(package, executable) of a ``Node(package=..., executable=...)`` or ``Node(**dynid_executable("x"))``."""
+    for item in call.keywords:
+        if item.arg is None and isinstance(item.value, ast.Call) and call_name(item.value) == "dynid_executable":
+            return "dynid_ros", item.value.args[0].value
+    return keyword(call, "package").value, keyword(call, "executable").value
 
 
 def call_name(call: ast.Call) -> str:
@@ -97,7 +105,7 @@ def test_nodes_use_existing_executables_and_declared_parameters(path):
     nodes = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and call_name(c) == "Node"]
     assert nodes, "no Node in the launch file"
     for call in nodes:
-        package, executable = keyword(call, "package").value, keyword(call, "executable").value
+        package, executable = node_executable(call)
         if package != "dynid_ros":
             assert package in depends, f"{path.name}: package {package} is not an exec_depend in package.xml"
             continue
@@ -122,11 +130,11 @@ def test_included_launch_files_and_their_arguments_exist(path):
         else:
             assert package in exec_depends(), f"{path.name}: {package} is not in package.xml"
     for call in (c for c in ast.walk(tree) if isinstance(c, ast.Call) and call_name(c) == "IncludeLaunchDescription"):
-        source = call.args[0].args[0]  # PythonLaunchDescriptionSource(PathJoinSubstitution([...]))
-        parts = source.args[0].elts
-        if parts[0].args[0].value != "dynid_ros":
+        sibling = [c.args[0].value for c in ast.walk(call) if isinstance(c, ast.Call) and call_name(c) == "with_name"]
+        if not sibling:  # another package's: PythonLaunchDescriptionSource(PathJoinSubstitution([...]))
             continue
-        included = parse(ROOT / "/".join(p.value for p in parts[1:]))
+        assert (ROOT / "launch" / sibling[0]).is_file(), f"{path.name}: includes {sibling[0]}, not in launch/"
+        included = parse(ROOT / "launch" / sibling[0])  # Path(__file__).with_name(...): installed beside this file
         passed = dict_keys(keyword(call, "launch_arguments"), {})
         assert passed <= launch_arguments(included), f"{path.name}: {passed - launch_arguments(included)}"
 
@@ -203,3 +211,34 @@ def test_gazebo_urdf_adds_ros2_control_and_loads(tmp_path):
 
 def test_empty_launch_arguments_fall_back_to_defaults():
     assert given({"a": "", "b": "x", "c": False}) == {"b": "x", "c": False}
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_default_start_pose_is_inside_the_excitation_limits(robot):
+    """The start_positions default: the middle of the config's excitation limits, where the excitation may start
+    (all zeros, or the middle of the URDF range, is outside: UR5e shoulder_lift_joint, Panda joint 4)."""
+    import numpy as np
+
+    from dynid_ros.excitation.limits import limits_from_model
+    from dynid_ros.robot.model import load_model
+    from dynid_ros.robot.resources import robot_file
+
+    config = load_config(robot_file(robot, "config"))
+    pose = start_positions("", robot_file(robot, "urdf"), config)
+    model = load_model(urdf=robot_file(robot, "urdf"))
+    assert list(pose) == list(model.joints)
+    limits = limits_from_model(model, config).position
+    q = np.array(list(pose.values()))
+    assert np.all((limits[:, 0] < q) & (q < limits[:, 1]))
+    assert not np.all((limits[:, 0] < 0) & (0 < limits[:, 1]))  # all zeros would not do
+
+
+def test_start_positions_argument_is_checked():
+    from dynid_ros.robot.resources import robot_file
+
+    assert parse_positions("[0, -1.5, 0.25]") == parse_positions("0 -1.5 0.25") == [0.0, -1.5, 0.25]
+    with pytest.raises(ConfigError, match="start_positions 'a b'"):
+        parse_positions("a b")
+    with pytest.raises(ConfigError, match="start_positions has 2 values; the robot has 6 joints"):
+        start_positions("0 1", robot_file("ur5e", "urdf"))
+    assert list(start_positions("0 -1 0 0 0 0", robot_file("ur5e", "urdf")).values()) == [0, -1, 0, 0, 0, 0]

@@ -110,7 +110,7 @@ def test_sigkill_keeps_all_but_the_last_second(tmp_path, ros_context):
     """recorder_node in its own process, killed with SIGKILL while recording 1 kHz joint states."""
     import signal
 
-    from dynid_ros.data.bag_recorder import repair_bag
+    from dynid_ros.data.bag_repair import repair_bag
     from ros_helpers import node_process
 
     bag = tmp_path / "bag"
@@ -130,7 +130,7 @@ def test_sigkill_keeps_all_but_the_last_second(tmp_path, ros_context):
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     helper.destroy_node()
-    repair_bag(bag)
+    bag = repair_bag(bag)["out"]  # a new bag beside the damaged one
     recorded = bag_info(bag)["messages"]["/joint_states"]
     rate = sent / 2.5
     assert sent - 1.0 * rate <= recorded <= sent, (sent, recorded)
@@ -163,7 +163,7 @@ def small_disk(directory: Path, size: int):
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
 def test_disk_full_fails_at_once_and_keeps_what_was_flushed(tmp_path, spinner, storage):
     """recorder_node in its own process records onto a 384 KiB file system until it is full (about 2 s at 500 Hz)."""
-    from dynid_ros.data.bag_recorder import repair_bag
+    from dynid_ros.data.bag_repair import repair_bag
     from ros_helpers import node_process
 
     helper = Node("helper", context=spinner.context)
@@ -199,7 +199,7 @@ def test_disk_full_fails_at_once_and_keeps_what_was_flushed(tmp_path, spinner, s
         copy = tmp_path / "copy"  # as a user would: free space (here: copy the bag to a disk with room)
         shutil.copytree(bag, copy)
     report = repair_bag(copy)
-    series = read_joint_states(copy)
+    series = read_joint_states(report["out"])
     assert 0 < len(series) == report["message_count"] <= failed["counts"]["/joint_states"] <= sent
     assert series.names == names
     np.testing.assert_allclose(series.position[:, 0], 0.001 * np.arange(len(series)))  # none lost, none reordered

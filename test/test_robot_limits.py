@@ -180,3 +180,27 @@ def test_simulate_bag_onto_a_foreign_directory_is_refused_then_its_own_bag_is_re
     assert output_kind(bag) == SIMULATED_BAG
     assert main([*args, "--bag", str(tmp_path / "x"), "--truth-out", str(foreign)]) == 2  # a foreign truth dir
     assert _tree(foreign) == before
+
+
+def test_a_continuous_joint_reporting_unwrapped_angles_is_not_refused(tmp_path):
+    """Issue 18 item 4: panda_joint7 made continuous; the arm reports it at 4.0 rad (unwrapped), outside the +-pi
+    design window: the excitation runs turned by one whole turn (same configuration), not refused; a revolute
+    joint outside its range still is."""
+    text = PANDA_URDF.read_text().replace('<joint name="panda_joint7" type="revolute">',
+                                          '<joint name="panda_joint7" type="continuous">')
+    urdf = tmp_path / "panda_continuous.urdf"
+    urdf.write_text(text)
+    model = load_model(urdf=urdf)
+    assert model.continuous == (False,) * 6 + (True,)
+    robot = robot_limits(model, load_config(PANDA_CONFIG))
+    excitation = ExcitationTrajectory(outside_urdf_trajectory(amplitude_rad=0.5), None, 1.0)
+    start = HOME.copy()
+    start[6] = 4.0
+    profile = checked_profile(excitation, robot, start)
+    q = profile.sample(np.array([0.0, profile.t_excitation_start, profile.duration]))[0]
+    assert q[0, 6] == pytest.approx(4.0)  # starts where the arm is
+    assert q[1, 6] == pytest.approx(HOME[6] + 2 * np.pi) and q[2, 6] == pytest.approx(HOME[6] + 2 * np.pi)
+    np.testing.assert_allclose(q[1, :6], HOME[:6])
+    start[3] = 0.5  # panda_joint4 (revolute) outside its URDF range
+    with pytest.raises(TrajectoryError, match="joint panda_joint4 is at 0.5000, outside the excitation limits"):
+        checked_profile(excitation, robot, start)

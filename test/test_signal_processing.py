@@ -152,3 +152,36 @@ def test_default_processing_meets_the_panda_held_out_error() -> None:
     error = np.linalg.norm(test.tau_raw - tau_hat) / np.linalg.norm(test.tau_raw)
     assert error <= 0.0280
     assert error > 0.02  # the raw torque has 2.3 % content above 20 Hz that no rigid-body model predicts
+
+
+def test_a_gap_in_the_stamps_splits_the_processing_into_segments() -> None:
+    """Issue 18 item 5: 0.5 s without samples while the joints move: nothing is interpolated, filtered or
+    differentiated across it; both segments are processed and reported, a too-short one is left out."""
+    series = sines(duration=10.0, noise=1e-4)
+    rel = series.t - series.t[0]
+    hole = (rel >= 4.0) & (rel < 4.5)
+    blip = (rel >= 7.0) & (rel < 7.05)  # 50 ms alone between two gaps: too short to filter
+    keep = ~hole & ~((rel >= 6.5) & (rel < 7.0)) & ~((rel >= 7.05) & (rel < 7.5)) | blip
+    gappy = JointStateSeries(series.names, series.t[keep], series.position[keep], series.velocity[keep],
+                             series.effort[keep])
+    data = process(gappy, ProcessingOptions(trim_s=0.5))  # the filter transients of every segment's ends trimmed
+    q, dq, ddq = exact(data.t)
+    for got, want, tol in ((data.q, q, 1e-4), (data.dq, dq, 1e-3), (data.ddq, ddq, 5e-3)):
+        assert np.abs(got - want).max() / np.abs(want).max() < tol
+    assert [s["used"] for s in data.segments] == [True, True, False, True]
+    assert [round(s["start_s"], 2) for s in data.segments] == [0.0, 4.5, 7.0, 7.5]
+    assert "too few samples to filter" in data.segments[2]["reason"]
+    assert not ((data.t - series.t[0] > 4.0 - 0.5) & (data.t - series.t[0] < 4.5 + 0.5)).any()  # trimmed per segment
+
+
+def test_jitter_is_not_a_gap_and_the_gap_threshold_is_an_option() -> None:
+    """Steps of a few sample periods (8.8 ms on the real Panda at 1 kHz) are bridged; ``gap_s`` sets the threshold."""
+    series = sines(duration=4.0)
+    keep = np.ones(len(series), dtype=bool)
+    keep[2000:2008] = False  # one 9 ms step
+    jittery = JointStateSeries(series.names, series.t[keep], series.position[keep], series.velocity[keep],
+                               series.effort[keep])
+    assert len(process(jittery).segments) == 1
+    assert len(process(jittery, ProcessingOptions(gap_s=0.005)).segments) == 2
+    record = {**asdict(ProcessingOptions(gap_s=0.005)), "segments": [], "torque_signs": {}}
+    assert ProcessingOptions.from_record(record) == ProcessingOptions(gap_s=0.005)  # what a result holds

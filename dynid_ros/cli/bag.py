@@ -18,11 +18,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "counts and duration of a rosbag2 directory or .mcap/.db3 file")
     info.add_argument("path", help="bag directory or file")
     info.add_argument("--json", action="store_true", help="print JSON")
-    repair = sub.add_parser("repair", help="make a bag whose recorder was killed readable (like ros2 bag reindex)",
-                            description="recover the readable messages of a bag whose recorder was killed: "
-                                        "regenerate metadata.yaml (sqlite3) or rewrite the file up to the first "
-                                        "damaged record (mcap)")
+    repair = sub.add_parser("repair", help="write the readable messages of a bag whose recorder was killed to a new "
+                            "bag (like ros2 bag reindex; the damaged bag is never changed)",
+                            description="recover the readable messages of a bag whose recorder was killed into a new "
+                                        "bag beside it (sqlite3: a copy of the database with metadata.yaml; mcap: "
+                                        "every readable chunk, lz4/zstd/uncompressed, read by the mcap library); "
+                                        "the damaged bag is only read, never changed or deleted")
     repair.add_argument("path", help="bag directory")
+    repair.add_argument("--out", default=None, help="the new bag directory (must not exist; default: PATH_repaired)")
     repair.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -39,15 +42,19 @@ def run(args: argparse.Namespace) -> int:
         for topic, msgtype in sorted(info["topics"].items()):
             print(f"  {topic}  {msgtype}  {info['messages'].get(topic, 0)}")
         return 0
-    report = repair_bag(args.path)
+    report = repair_bag(args.path, args.out)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     print(f"{report['path']} ({report['storage']}): {report['action']}")
-    print(f"recovered {report['message_count']} message(s)"
-          + (f", discarded {report['discarded_bytes']} damaged byte(s)" if report["discarded_bytes"] else ""))
-    if report["damage"]:
-        print(f"reading stopped at: {report['damage']}")
+    if report["out"]:
+        print(f"recovered {report['message_count']} message(s) into {report['out']}"
+              + (f"; discarded {report['discarded_bytes']} unreadable byte(s)" if report["discarded_bytes"] else ""))
     for topic, count in sorted(report["messages"].items()):
         print(f"  {topic}  {count}")
+    if report["damage"]:
+        print(f"reading stopped at: {report['damage']}")
+    for skipped in report["skipped"]:
+        count = "" if skipped["messages"] is None else f" ({skipped['messages']} message(s))"
+        print(f"skipped {skipped['what']}{count}: {skipped['reason']}")
     return 0

@@ -2,8 +2,8 @@
 
 ``read_joint_states`` turns a bag into a :class:`~dynid_ros.data.joint_states.JointStateSeries`, matching
 joints by name in every message. ``write_joint_states`` writes one (bag version 8, readable by
-Humble and later). ``bag_info`` summarises a bag. The crash-safe streaming recorder and
-``repair_bag`` live in :mod:`dynid_ros.data.bag_recorder` and are re-exported here.
+Humble and later). ``bag_info`` summarises a bag. The crash-safe streaming recorder
+(:mod:`dynid_ros.data.bag_recorder`) and ``repair_bag`` (:mod:`dynid_ros.data.bag_repair`) are re-exported here.
 
 JointState messages that share one little-endian layout (same joint names, array lengths and
 frame_id length: the normal case) are decoded together from their CDR bytes as rows of a NumPy byte
@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.data.bag_recorder import BagRecorder, repair_bag
+from dynid_ros.data.bag_recorder import BagRecorder
+from dynid_ros.data.bag_repair import repair_bag
+from dynid_ros.data.joint_state_merge import FIELDS, JointStateSource, merge_by_name
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.output_paths import SIMULATED_BAG, check_output, mark
 from dynid_ros.errors import BagError, DataError
@@ -182,24 +184,37 @@ _MAX_MISSES = 2
 
 @dataclass
 class _Decoded:
-    """Header stamps [ns] (N,), position/velocity/effort (N, n) and which messages have each field."""
+    """Header stamps [ns] (N,), position/velocity/effort (N, n) and which messages have each field.
+
+    ``names``: every joint of the topic, in the order first seen; ``carries`` (N, n): the joints of each
+    message (a joint a message does not carry is NaN in its row)."""
 
     names: list[str]
     stamps: np.ndarray
     fields: list[np.ndarray]
     present: np.ndarray
+    carries: np.ndarray
     fast: int = 0  # messages decoded by the fast path
+
+    def columns(self, layout_names: tuple[str, ...], topic: str, sample: int) -> np.ndarray:
+        """Columns of ``layout_names`` (the joints of one message), adding the joints not seen before."""
+        if len(set(layout_names)) != len(layout_names):
+            raise DataError(f"topic {topic}: duplicate joint names in sample {sample}: {list(layout_names)}")
+        new = [name for name in layout_names if name not in self.names]
+        if new:
+            n_msg = self.stamps.size
+            self.names += new
+            self.fields = [np.hstack([f, np.full((n_msg, len(new)), np.nan)]) for f in self.fields]
+            self.carries = np.hstack([self.carries, np.zeros((n_msg, len(new)), dtype=bool)])
+        index = {name: i for i, name in enumerate(self.names)}
+        return np.array([index[name] for name in layout_names], dtype=np.int64)
 
 
 def decode_messages(raws: list[bytes], topic: str) -> _Decoded:
-    """Decode every message; joints are those of the first message, every message reordered to them by name."""
+    """Decode every message, its joints matched by name (:class:`_Decoded`)."""
     n_msg = len(raws)
-    first = _parse_layout(raws[0])
-    names = list(first.names) if first is not None else list(_deserialize(raws[0], topic, 0).name)
-    if len(set(names)) != len(names):
-        raise DataError(f"topic {topic}: duplicate joint names in sample 0: {names}")
-    out = _Decoded(names, np.zeros(n_msg, dtype=np.int64), [np.full((n_msg, len(names)), np.nan) for _ in range(3)],
-                   np.zeros((n_msg, 3), dtype=bool))
+    out = _Decoded([], np.zeros(n_msg, dtype=np.int64), [np.zeros((n_msg, 0)) for _ in range(3)],
+                   np.zeros((n_msg, 3), dtype=bool), np.zeros((n_msg, 0), dtype=bool))
     lengths = np.fromiter((len(r) for r in raws), dtype=np.int64, count=n_msg)
     pending = np.ones(n_msg, dtype=bool)
     slow = np.zeros(n_msg, dtype=bool)
@@ -234,13 +249,14 @@ def _same_layout(raws: list[bytes], layout: _Layout, pending: np.ndarray,
 
 
 def _decode_rows(matrix: np.ndarray, rows: np.ndarray, layout: _Layout, out: _Decoded, topic: str) -> None:
-    columns = _columns(layout.names, out.names, int(rows[0]))
+    columns = out.columns(layout.names, topic, int(rows[0]))
+    out.carries[np.ix_(rows, columns)] = True
     sec = matrix[:, 4:8].copy().view("<i4")[:, 0].astype(np.int64)
     nsec = matrix[:, 8:12].copy().view("<u4")[:, 0].astype(np.int64)
     out.stamps[rows] = sec * 1_000_000_000 + nsec
     for k, (_, offset, count) in enumerate(layout.arrays):
         if count:
-            out.fields[k][rows] = matrix[:, offset:offset + 8 * count].copy().view("<f8")[:, columns]
+            out.fields[k][np.ix_(rows, columns)] = matrix[:, offset:offset + 8 * count].copy().view("<f8")
             out.present[rows, k] = True
     out.fast += rows.size
 
@@ -259,7 +275,8 @@ def _decode_one(raw: bytes, sample: int, out: _Decoded, topic: str,
     key = tuple(msg.name)
     columns = columns_of.get(key)
     if columns is None:
-        columns = columns_of[key] = _columns(key, out.names, sample)
+        columns = columns_of[key] = out.columns(key, topic, sample)
+    out.carries[sample, columns] = True
     out.stamps[sample] = int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
     for k, values in enumerate((msg.position, msg.velocity, msg.effort)):
         if len(values) == 0:
@@ -268,7 +285,7 @@ def _decode_one(raw: bytes, sample: int, out: _Decoded, topic: str,
             field = ("position", "velocity", "effort")[k]
             raise DataError(f"topic {topic}, sample {sample}: {len(values)} {field} values for "
                             f"{len(msg.name)} joint names")
-        out.fields[k][sample] = values[columns]
+        out.fields[k][sample, columns] = values
         out.present[sample, k] = True
 
 
@@ -279,68 +296,61 @@ def joint_state_typestore() -> object:
     return get_typestore(Stores.ROS2_HUMBLE)
 
 
-def _columns(layout_names: tuple[str, ...], names: list[str], sample: int) -> np.ndarray:
-    index = {name: i for i, name in enumerate(layout_names)}
-    missing = [name for name in names if name not in index]
-    if missing:
-        raise DataError(f"joint {missing[0]} missing from sample {sample} (it has: {', '.join(layout_names)})")
-    return np.array([index[name] for name in names], dtype=np.int64)
-
-
 # ----------------------------------------------------------------------------------------------
 # Public API
 
 
 def read_joint_states(path: str | Path, topic: str = "/joint_states",
-                      require: tuple[str, ...] = ("velocity", "effort")) -> JointStateSeries:
+                      require: tuple[str, ...] = ("effort",)) -> JointStateSeries:
     """Read ``sensor_msgs/msg/JointState`` from a rosbag2 (directory, or bare .mcap/.db3 file).
 
-    Joints are matched by name (the first message defines them; others may order them
-    differently). Times are header stamps [s], the bag receive time where a stamp is zero.
-    Samples with NaN/Inf are dropped (``info["dropped_nonfinite"]``), as are repeated stamps
-    (``info["dropped_duplicate"]``); ``info["decoded_fast"]`` counts the messages of the fast path.
-    ``require`` names the fields that must be recorded; a field not required and absent is None.
+    Joints are matched by name in every message and merged across publishers
+    (:func:`~dynid_ros.data.joint_state_merge.merge_by_name`: one source per set of joint names, each on one
+    clock, the series at the stamps of the source with the most messages). Samples with NaN/Inf are dropped
+    (``info["dropped_nonfinite"]``), as are repeated stamps (``info["dropped_duplicate"]``);
+    ``info["decoded_fast"]`` counts the messages of the fast path, ``info["sources"]`` describes the sources.
+    ``require`` names the fields (besides position) that some joint must have; a field no message has is None,
+    a field some joints lack is NaN in their columns.
     """
     path = Path(path)
     raw = _read_topic(path, topic)
     if not raw.data:
         raise DataError(f"{path}: topic {topic} has no messages")
     decoded = decode_messages(raw.data, topic)
-    names, present, fields = decoded.names, decoded.present, decoded.fields
-    stamps = np.where(decoded.stamps == 0, raw.receive_ns, decoded.stamps)
-    arrays: list[np.ndarray | None] = []
-    for k, field in enumerate(("position", "velocity", "effort")):
-        if not present[:, k].any():
-            if field == "position" or field in require:
-                raise BagError(f"{path}: the messages on {topic} have no {field}")
-            arrays.append(None)
-            continue
-        if not present[:, k].all():
-            sample = int(np.argmin(present[:, k]))
-            raise DataError(f"{path}: topic {topic}, sample {sample}: no {field} (other messages have it)")
-        arrays.append(fields[k])
-    position, velocity, effort = arrays
-    keep = np.isfinite(position).all(axis=1)
-    for values in (velocity, effort):
-        if values is not None:
-            keep &= np.isfinite(values).all(axis=1)
-    dropped_nonfinite = int(keep.size - keep.sum())
-    steps = np.diff(stamps)
-    backwards = np.flatnonzero(steps < 0)
-    if backwards.size:
-        i = int(backwards[0]) + 1
-        raise DataError(f"{path}: topic {topic}: non-monotonic stamps at sample {i}: t = {stamps[i] * 1e-9:.9f} s "
-                        f"after {stamps[i - 1] * 1e-9:.9f} s")
-    duplicate = np.concatenate(([False], steps == 0))
-    dropped_duplicate = int((duplicate & keep).sum())
-    keep &= ~duplicate
-    if not keep.any():
-        raise DataError(f"{path}: topic {topic}: no finite samples among {keep.size}")
-    t = stamps[keep].astype(np.float64) * 1e-9
-    info = {"path": str(path), "topic": topic, "messages": int(keep.size), "dropped_nonfinite": dropped_nonfinite,
-            "dropped_duplicate": dropped_duplicate, "decoded_fast": decoded.fast}
-    return JointStateSeries(names, t, position[keep], None if velocity is None else velocity[keep],
-                            None if effort is None else effort[keep], info)
+    where = f"{path}: topic {topic}"
+    merged = merge_by_name(_sources(decoded, raw.receive_ns, where), where)
+    for field, values in zip(FIELDS, (merged.position, merged.velocity, merged.effort)):
+        if values is None and (field == "position" or field in require):
+            raise BagError(f"{path}: the messages on {topic} have no {field}")
+    merged.info = {"path": str(path), "topic": topic, "messages": len(raw.data), "decoded_fast": decoded.fast,
+                   **merged.info}
+    return merged
+
+
+def _sources(decoded: _Decoded, receive_ns: np.ndarray, where: str) -> list[JointStateSource]:
+    """The messages grouped by the set of joints they carry (one publisher each), in order of first message."""
+    groups, first, inverse = np.unique(decoded.carries, axis=0, return_index=True, return_inverse=True)
+    sources = []
+    for g in np.argsort(first).tolist():
+        rows = np.flatnonzero(inverse.reshape(-1) == g)
+        cols = np.flatnonzero(groups[g])
+        if not cols.size:
+            continue  # messages without joints carry nothing
+        fields: list[np.ndarray | None] = []
+        for k, field in enumerate(FIELDS):
+            present = decoded.present[rows, k]
+            if not present.any():
+                fields.append(None)
+                continue
+            if not present.all():
+                sample = int(rows[np.argmin(present)])
+                raise DataError(f"{where}, sample {sample}: no {field} (other messages with its joints have it)")
+            fields.append(decoded.fields[k][np.ix_(rows, cols)])
+        sources.append(JointStateSource([decoded.names[c] for c in cols.tolist()], decoded.stamps[rows],
+                                        receive_ns[rows], fields, rows))
+    if not sources:
+        raise DataError(f"{where}: no message names any joint")
+    return sources
 
 
 def encode_joint_states(series: JointStateSeries) -> tuple[np.ndarray, list[bytes]]:

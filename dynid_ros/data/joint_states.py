@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dynid_ros.errors import DataError
+
 
 @dataclass
 class JointStateSeries:
@@ -50,3 +52,30 @@ class JointStateSeries:
 
 def _pick(array: np.ndarray | None, index: object) -> np.ndarray | None:
     return None if array is None else array[index]
+
+
+def held_positions(series: JointStateSeries) -> dict[str, float]:
+    """The median position of each joint in ``series`` (where the data hold a joint that is not identified)."""
+    out = {}
+    for j, name in enumerate(series.names):
+        column = series.position[:, j]
+        finite = column[np.isfinite(column)]
+        if finite.size:
+            out[name] = float(np.median(finite))
+    return out
+
+
+def complete_fields(series: JointStateSeries, where: str = "the joint states") -> JointStateSeries:
+    """``series`` with every field recorded for each of its joints: a joint without position or effort (its
+    publisher sends none) is a DataError naming it; the velocity is None unless every joint has one."""
+    for field_name, values in (("position", series.position), ("effort", series.effort)):
+        if values is None:
+            continue
+        absent = [n for j, n in enumerate(series.names) if np.isnan(values[:, j]).all()]
+        if absent:
+            raise DataError(f"{where}: no {field_name} for joint(s) {', '.join(absent)} (their publisher sends none)")
+    velocity = series.velocity
+    if velocity is not None and np.isnan(velocity).all(axis=0).any():
+        velocity = None
+    return JointStateSeries(list(series.names), series.t, series.position, velocity, series.effort,
+                            dict(series.info))

@@ -15,7 +15,7 @@ regressor of the first 70 %, relative error on the last 30 % against the raw tor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -66,6 +66,9 @@ class ProcessingOptions:
         tau_cutoff_hz: Butterworth cutoff of the torque used for the fit [Hz]; None = ``cutoff_hz``.
         min_speed: rows of joint j at samples where ``|q'_j| < min_speed`` [rad/s or m/s] are left out of the
             fit (not of the validation): while a joint sticks, Coulomb friction is not ``fc sign(q')``.
+        gap_s: a step between stamps longer than this [s] is a gap that splits the data into segments processed
+            separately; None = the larger of ``GAP_PERIODS`` median sample periods and ``GAP_CUTOFF_FRACTION`` of
+            the cutoff period (:func:`gap_threshold`).
     """
 
     rate_hz: float | None = None
@@ -76,6 +79,7 @@ class ProcessingOptions:
     trim_s: float = 0.1
     tau_cutoff_hz: float | None = None
     min_speed: float = 0.0
+    gap_s: float | None = None
 
     def __init__(self, **values: object) -> None:
         names = [f.name for f in fields(self)]
@@ -91,9 +95,16 @@ class ProcessingOptions:
         """Options from a config mapping (e.g. the ``processing:`` section)."""
         return cls(**(values or {}))
 
+    @classmethod
+    def from_record(cls, record: dict | None) -> ProcessingOptions:
+        """The options of a result's ``processing`` record, which also holds what processing found (e.g.
+        ``segments``, ``torque_signs``): only the option keys are read."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (record or {}).items() if k in names})
+
     def check(self) -> None:
         """Raise ConfigError for invalid values (and normalise numbers)."""
-        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed"):
+        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed", "gap_s"):
             value = getattr(self, name)
             if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
                 continue
@@ -124,6 +135,8 @@ class ProcessedData:
         tau: filtered effort, the fit target (N, n).
         tau_raw: recorded effort at the same samples, unfiltered (N, n).
         rate_hz: rate of the uniform grid the filters ran at.
+        segments: the runs of samples between gaps in the stamps: ``start_s``, ``end_s`` (from the first
+            sample), ``samples``, ``used`` (False, with ``reason``, for a segment too short to filter).
     """
 
     t: np.ndarray
@@ -133,6 +146,7 @@ class ProcessedData:
     tau: np.ndarray
     tau_raw: np.ndarray
     rate_hz: float
+    segments: list[dict] = field(default_factory=list)
 
 
 def resample(t: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -158,8 +172,33 @@ def min_samples(order: int) -> int:
     return 3 * (2 * sections + 1) + 1
 
 
+GAP_PERIODS = 5.0
+"""A step between stamps longer than this many median sample periods may be a gap (see ``gap_threshold``)."""
+GAP_CUTOFF_FRACTION = 0.1
+"""...and only when it is also longer than this fraction of the cutoff period: linear interpolation across a step
+``h`` errs by at most ``(2 pi f h)^2 / 8`` of a sine's amplitude at frequency ``f``, i.e. < 5 % at the cutoff and
+< 1.3 % at half of it for ``h = 0.1 / cutoff`` (bridging such a step is harmless; a longer one is not)."""
+
+
+def gap_threshold(t: np.ndarray, options: ProcessingOptions) -> float:
+    """The shortest step between stamps [s] that splits the data into segments (``options.gap_s`` when set)."""
+    if options.gap_s is not None:
+        return float(options.gap_s)
+    return max(GAP_PERIODS * float(np.median(np.diff(t))), GAP_CUTOFF_FRACTION / options.cutoff_hz)
+
+
+def segments(t: np.ndarray, threshold: float) -> list[slice]:
+    """The runs of samples between steps longer than ``threshold``."""
+    cuts = (np.flatnonzero(np.diff(t) > threshold) + 1).tolist()
+    return [slice(a, b) for a, b in zip([0] + cuts, cuts + [t.size])]
+
+
 def process(series: JointStateSeries, options: ProcessingOptions | None = None) -> ProcessedData:
-    """Filtered q, q', q'' and torque at recorded samples, for the regression (module docstring)."""
+    """Filtered q, q', q'' and torque at recorded samples, for the regression (module docstring).
+
+    Gaps in the stamps (steps longer than :func:`gap_threshold`: a dropped connection, a paused recording) split
+    the data into segments, each resampled, filtered, differentiated and trimmed on its own, never interpolated
+    across; a segment too short to filter is left out. ``ProcessedData.segments`` reports them all."""
     options = options or ProcessingOptions()
     if series.effort is None:
         raise DataError("the joint states have no effort (torque)")
@@ -169,14 +208,45 @@ def process(series: JointStateSeries, options: ProcessingOptions | None = None) 
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
+    parts, report, reasons = [], [], []
+    for part in segments(t, gap_threshold(t, options)):
+        entry = {"start_s": float(t[part.start] - t[0]), "end_s": float(t[part.stop - 1] - t[0]),
+                 "samples": part.stop - part.start, "used": True}
+        try:
+            parts.append(_process_segment(series, part, options, rate))
+        except _TooShort as err:
+            entry.update(used=False, reason=str(err))
+            reasons.append(str(err))
+        report.append(entry)
+    if not parts:
+        raise DataError(reasons[0] if len(reasons) == 1 else
+                        f"no segment between the {len(reasons) - 1} gaps in the stamps is long enough: {reasons[0]}")
+    keep = np.concatenate([k for k, _ in parts])
+    values = np.vstack([v for _, v in parts])
+    n = series.position.shape[1]
+    return ProcessedData(t=t[keep], q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
+                         tau=values[:, 3 * n:], tau_raw=np.asarray(series.effort, dtype=float)[keep].copy(),
+                         rate_hz=float(rate), segments=report)
+
+
+class _TooShort(DataError):
+    """A segment too short to filter."""
+
+
+def _process_segment(series: JointStateSeries, part: slice, options: ProcessingOptions,
+                     rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (into ``series``) of the kept samples of one segment and their [q, q', q'', tau] (N, 4n)."""
+    t = np.asarray(series.t, dtype=float)[part]
     n_grid = int(np.floor((t[-1] - t[0]) * rate + 1e-9)) + 1
     needed = max(min_samples(options.order), int(np.ceil(2 * options.trim_s * rate)) + 3)
     if n_grid < needed:
-        raise DataError(f"too few samples to filter: {n_grid} at {rate:.1f} Hz ({t[-1] - t[0]:.3f} s), need at least "
-                        f"{needed} (order {options.order}, trim {options.trim_s:g} s at both ends)")
+        raise _TooShort(f"too few samples to filter: {n_grid} at {rate:.1f} Hz ({t[-1] - t[0]:.3f} s), need at "
+                        f"least {needed} (order {options.order}, trim {options.trim_s:g} s at both ends)")
     grid = t[0] + np.arange(n_grid) / rate
     # q, dq, effort on the uniform grid, then filtered there
-    stacked = [series.position, series.effort] + ([series.velocity] if options.velocity_source == "measured" else [])
+    stacked = [series.position[part], series.effort[part]]
+    if options.velocity_source == "measured":
+        stacked.append(series.velocity[part])
     uniform = resample(t, np.hstack(stacked), grid)
     n = series.position.shape[1]
     q = _lowpass(uniform[:, :n], options.cutoff_hz, options.order, rate)
@@ -195,10 +265,5 @@ def process(series: JointStateSeries, options: ProcessingOptions | None = None) 
     keep = np.unique(nearest)
     keep = keep[(t[keep] >= first) & (t[keep] <= last)]
     if keep.size < 2:
-        raise DataError(f"too few samples left after trimming {options.trim_s:g} s at both ends: {keep.size}")
-    t_keep = t[keep]
-    at = np.hstack([q, dq, ddq, tau])
-    values = resample(grid, at, t_keep)
-    return ProcessedData(t=t_keep, q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
-                         tau=values[:, 3 * n:], tau_raw=np.asarray(series.effort, dtype=float)[keep].copy(),
-                         rate_hz=float(rate))
+        raise _TooShort(f"too few samples left after trimming {options.trim_s:g} s at both ends: {keep.size}")
+    return keep + part.start, resample(grid, np.hstack([q, dq, ddq, tau]), t[keep])

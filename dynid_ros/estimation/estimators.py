@@ -56,8 +56,13 @@ PRIOR_EPS = 1e-4
 :mod:`dynid_ros.dynamics.feasibility`), so the triangle inequality holds with a margin a URDF keeps."""
 
 MAX_DATA_WEIGHT = 1e4
-"""Cap of ``||rho1|| / (s sqrt(tau_int))`` in the MAP objective: noise-free data (``s -> 0``) would make the
-problem numerically singular; at the cap the data term still outweighs the prior by ``1e8``."""
+"""Cap of ``||rho1|| / (s sqrt(tau_int))`` in the MAP objective, for numerically noise-free data only
+(``NOISE_FREE_RESIDUAL``): ``s -> 0`` would make the problem numerically singular; at the cap the data term still
+outweighs the prior by ``1e8``. Measured data are never capped (their weight is what their noise says)."""
+
+NOISE_FREE_RESIDUAL = 1e-6
+"""Data whose least-squares residual is below this fraction of their norm are numerically noise-free (torques
+computed from a model, M(q) and g(q) samples): no torque sensor resolves a millionth of its signal."""
 
 CONSTRAINT_TOLERANCE = 1e-7
 """A solver answer may miss a bound by this much (relative to the bound's scale): solver accuracy."""
@@ -106,6 +111,8 @@ class FeasibleFit:
     beta_std: np.ndarray | None = None
     delta_std: np.ndarray | None = None
     inflation: float = 1.0
+    capped_data_weight: float | None = None
+    """The MAP data weight when capped (numerically noise-free data: ``map_data_weight``), else None."""
 
 
 def _check(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> tuple[np.ndarray, np.ndarray]:
@@ -387,7 +394,7 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     if fixed:
         idx = np.array(list(fixed), dtype=int)
         constraints.append((K[idx] * data.size) @ x / data.norm == np.array(list(fixed.values())) / data.norm)
-    data_weight = min(data.norm / np.sqrt(sigma2 * inflation), MAX_DATA_WEIGHT)
+    data_weight, capped = map_data_weight(data, sigma2, inflation)
     prior_weight = None if prior is None else prior.factor() * data.size  # ||F (delta - mean)|| in x
 
     def problem(scale: float):
@@ -413,7 +420,17 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     beta_std, delta_std = _uncertainty(data, K, (data.norm / data_weight) ** 2 if prior_weight is not None
                                        else sigma2 * inflation, prior_weight)
     return FeasibleFit(beta, delta_value, status, objective, attempts, {k: round(v, 4) for k, v in timings.items()},
-                       beta_std, delta_std, inflation)
+                       beta_std, delta_std, inflation, data_weight if capped and prior_weight is not None else None)
+
+
+def map_data_weight(data: ScaledData, sigma2: float, inflation: float) -> tuple[float, bool]:
+    """The weight ``||rho1|| / (s sqrt(tau_int))`` of the data in the MAP objective, and whether it was capped:
+    only numerically noise-free data (residual below ``NOISE_FREE_RESIDUAL`` of the data) are, at
+    ``MAX_DATA_WEIGHT``; measured data keep their weight whatever their signal-to-noise ratio."""
+    weight = data.norm / np.sqrt(sigma2 * inflation)
+    if weight > MAX_DATA_WEIGHT and data.rho2 < NOISE_FREE_RESIDUAL * np.hypot(data.norm, data.rho2):
+        return MAX_DATA_WEIGHT, True
+    return float(weight), False
 
 
 def check_solution(delta: np.ndarray, layout: ParameterLayout, consistency: str, bounds: Bounds,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dynid_ros.errors import TrajectoryError
+from dynid_ros.excitation.fourier import FourierTrajectory
 from dynid_ros.excitation.limits import (
     CHECK_RATE_HZ,
     DEFAULT_MARGINS,
@@ -177,12 +178,32 @@ def checked_profile(excitation: object, robot: RobotLimits, q_start: np.ndarray,
     limits = effective_limits(robot, joints, excitation.limits)
     q_start = np.asarray(q_start, dtype=float).reshape(-1)
     lower, upper = limits.position[:, 0], limits.position[:, 1]
+    turns = np.zeros_like(lower)
     if q_start.shape == lower.shape:
-        outside = np.flatnonzero((q_start < lower) | (q_start > upper))
+        turns = continuous_turns(robot, joints, limits, q_start)
+        design_start = q_start - turns
+        outside = np.flatnonzero((design_start < lower) | (design_start > upper))
         if outside.size:
             j = int(outside[0])
             raise TrajectoryError(f"joint {joints[j]} is at {q_start[j]:.4f}, outside the excitation limits "
                                   f"[{lower[j]:.4f}, {upper[j]:.4f}] (margins included): move it inside first")
+        q_start = design_start
     profile = build_execution_profile(trajectory, q_start, cycles, limits)
     check_motion(robot, joints, *profile.sample_at_rate(rate_hz), held=held, file_limits=excitation.limits)
-    return profile
+    if not turns.any():
+        return profile
+    turned = FourierTrajectory(trajectory.joints, trajectory.wf, trajectory.q0 + turns, trajectory.a, trajectory.b)
+    return build_execution_profile(turned, q_start + turns, cycles, ExcitationLimits(
+        limits.position + turns[:, None], limits.velocity, limits.acceleration, limits.effort))
+
+
+def continuous_turns(robot: RobotLimits, joints: tuple[str, ...], limits: ExcitationLimits,
+                     q_start: np.ndarray) -> np.ndarray:
+    """Per joint of ``joints``: the whole turns (multiples of 2 pi) between ``q_start`` and the excitation's
+    window of a continuous joint (0 for other joints). A continuous joint has no position limit: its window
+    (``UNLIMITED_POSITION`` about 0, or a file's) is a design choice, and ``q`` and ``q + 2 pi k`` are the same
+    configuration, so an arm reporting unwrapped angles (4 rad) runs the excitation turned by whole turns
+    (the same motion, dynamics and limit checks) instead of being refused."""
+    continuous = np.array(robot.model.continuous, dtype=bool)[robot.indices(joints)]
+    centre = limits.position.mean(axis=1)
+    return np.where(continuous, 2 * np.pi * np.round((q_start - centre) / (2 * np.pi)), 0.0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.linear_identification import FitTarget, identify_linear
@@ -27,11 +27,14 @@ def identified_model(series: JointStateSeries, options: IdentificationOptions, t
     """The model to identify (``model``, or ``urdf``/``dh`` reduced to the options' joints or to the movable
     joints in the data), and a warning naming the joints it locks."""
     with timer.stage("model"):
-        if model is None:
+        if model is None:  # joints left out are held where the data show them
             model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=series.names,
-                               xacro_args=xacro_args)
-    locked = [f"joints locked at neutral (not identified): {', '.join(model.locked)}"] if model.locked else []
-    return model, locked
+                               xacro_args=xacro_args, locked_at=held_positions(series.window(options.start,
+                                                                                             options.end)))
+    if not model.locked:
+        return model, []
+    return model, ["joints locked (not identified) at " + ", ".join(
+        f"{j} = {model.locked_positions[j]:.4g}" for j in model.locked)]
 
 
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.joint_states import JointStateSeries, complete_fields
 from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, apply_effort_scale, process
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
@@ -37,11 +37,16 @@ FitTarget = Callable[[ProcessedData, np.ndarray, np.ndarray], tuple[np.ndarray, 
 
 
 def prepare_series(series: JointStateSeries, model: RobotModel, options: IdentificationOptions) -> JointStateSeries:
-    """Reorder to the model's joints, apply the effort scale and the time window."""
+    """Reorder to the model's joints (each with every field recorded), unwrap the angles of continuous joints
+    (before any resampling or filtering), apply the effort scale and the time window."""
     missing = [j for j in model.joints if j not in series.names]
     if missing:
         raise DataError(f"joint(s) {', '.join(missing)} of the model are not in the joint states")
-    series = series.select(list(model.joints))
+    series = complete_fields(series.select(list(model.joints)))
+    if any(model.continuous):
+        series.position = series.position.copy()
+        wraps = np.flatnonzero(model.continuous)
+        series.position[:, wraps] = np.unwrap(series.position[:, wraps], axis=0)
     if options.effort_scale is not None:
         series = apply_effort_scale(series, options.effort_scale)
     windowed = series.window(options.start, options.end)
@@ -73,6 +78,7 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
         series = prepare_series(series, model, options)
         processing = ProcessingOptions(**options.processing)
         data = process(series, processing)
+        warnings += segment_warnings(data.segments)
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)
@@ -93,6 +99,9 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
                              {m.index: m.value for m in missing})
     if estimate.status != "optimal":
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
+    if estimate.capped_data_weight is not None:
+        warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
+                        "noise-free): the standard deviations are those of that weight, not of the data")
     with timer.stage("evaluate"):
         predicted = (w @ estimate.delta).reshape(-1, model.n_dof)
         err, err_joint = relative_error(data.tau_raw, predicted)
@@ -103,8 +112,18 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
     return IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
                                 relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status, err,
-                                err_joint, int(data.q.shape[0]), timer.timings, options, warnings, asdict(processing),
+                                err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
+                                {**asdict(processing), "segments": data.segments},
                                 [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
+
+
+def segment_warnings(segments: list[dict]) -> list[str]:
+    """The console's account of gaps in the stamps: the segments processed separately, those left out."""
+    if len(segments) < 2:
+        return []
+    spans = ", ".join(f"{s['start_s']:.3f}-{s['end_s']:.3f} s" + ("" if s["used"] else " (left out: too short)")
+                      for s in segments)
+    return [f"{len(segments) - 1} gap(s) in the stamps: {len(segments)} segments processed separately: {spans}"]
 
 
 def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,
@@ -174,6 +193,7 @@ class _Estimate:
     beta_std: np.ndarray
     delta_std: np.ndarray | None
     inflation: float
+    capped_data_weight: float | None = None
 
 
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
@@ -186,7 +206,8 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                               weights=weights, solver=options.solver, attached=attached, fixed=fixed,
                               prior=prior if options.prior == "nominal" else None)
-        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation)
+        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
+                         fit.capped_data_weight)
     fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed)
     if options.method in ("ols", "wls"):
         return _Estimate(fit.beta, closest_standard(base.K, fit.beta, prior.mean), "optimal", fit.std, None,

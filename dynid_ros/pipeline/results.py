@@ -87,6 +87,7 @@ def report_dict(result: IdentificationResult) -> dict:
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
         "warnings": result.warnings,
+        "segments": result.processing.get("segments", []),
         **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
            if result.friction_sigmoid is not None else {}),
         "dynid_ros_version": __version__,
@@ -127,7 +128,9 @@ def parameters_dict(result: IdentificationResult) -> dict:
         "convention": "link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame "
                       "(dynid_ros.robot.parameters); inertia_com is about the CoM",
         "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
-                  "links": list(layout.links), "locked": list(model.locked), "following": model.following(),
+                  "links": list(layout.links), "locked": list(model.locked),
+                  "locked_positions": {j: float(model.locked_positions[j]) for j in model.locked},
+                  "following": model.following(),
                   **({"coupling": coupling_dict(model)} if model.description_joints else {})},
         "options": {"method": result.options.method, "consistency": result.options.consistency,
                     "solver": result.options.solver, "friction": list(layout.friction),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
@@ -50,19 +50,21 @@ class ValidationResult:
                 "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}
 
 
-def load_result_model(result_dir: Path, parameters: dict) -> RobotModel:
-    """The identified robot of a result directory (its URDF, or the DH file it came from)."""
+def load_result_model(result_dir: Path, parameters: dict, locked_at: dict[str, float] | None = None) -> RobotModel:
+    """The identified robot of a result directory (its URDF, or the DH file it came from); the locked joints
+    at ``locked_at``, else where the identification data held them."""
     joints = parameters["robot"]["joints"]
+    locked_at = {**(parameters["robot"].get("locked_positions") or {}), **(locked_at or {})}
     urdf = Path(result_dir) / URDF_FILE
     coupling = parameters["robot"].get("coupling")
     if urdf.is_file() and coupling:  # identified in motor coordinates (dynid_ros.robot.coupling)
         motors = MotorCoupling.from_config(coupling, str(Path(result_dir) / PARAMETERS_FILE))
-        return apply_coupling(load_model(urdf=urdf, joints=list(motors.joints)), motors)
+        return apply_coupling(load_model(urdf=urdf, joints=list(motors.joints), locked_at=locked_at), motors)
     if urdf.is_file():
-        return load_model(urdf=urdf, joints=joints)
+        return load_model(urdf=urdf, joints=joints, locked_at=locked_at)
     source = parameters["robot"].get("source")
     if source and Path(source).is_file():
-        return load_model(dh=source, joints=joints)
+        return load_model(dh=source, joints=joints, locked_at=locked_at)
     raise DataError(f"{result_dir}: no {URDF_FILE} and the source description {source} is not available")
 
 
@@ -72,7 +74,7 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
     timer = StageTimer()
     with timer.stage("load"):
         parameters = load_parameters(result_dir)
-        model = load_result_model(result_dir, parameters)
+        model = load_result_model(result_dir, parameters, held_positions(series.window(start, end)))
         opts = parameters["options"]
         options = IdentificationOptions(friction=tuple(opts["friction"]), armature=bool(opts["armature"]),
                                         start=start, end=end, effort_scale=opts.get("effort_scale"))
@@ -93,8 +95,7 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
                      processing: dict) -> ProcessedData:
     """The window of ``series`` in the model's joint order, processed as at identification."""
-
-    return process(prepare_series(series, model, options), ProcessingOptions(**processing))
+    return process(prepare_series(series, model, options), ProcessingOptions.from_record(processing))
 
 
 def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,

@@ -80,7 +80,7 @@ class RobotModel:
         position_limits: (n, 2) [rad or m]; ``inf`` where the description has none.
         velocity_limits: (n,); effort_limits: (n,).
         urdf_path: source file, if any; urdf_xml: the URDF text (after xacro), if any.
-        locked: names of movable joints locked at neutral.
+        locked: names of movable joints locked (at ``locked_positions``).
         link_frames: frame id in ``pin_model`` of each moved link.
         locked_positions: the position [rad or m] each locked joint is locked at.
         mimic: the description's mimic joints, ``{follower: Mimic}``.
@@ -92,6 +92,7 @@ class RobotModel:
             run on mimic joints, e.g. RNEA derivatives); None without followers.
         description_joints: the description's joints that the identified coordinates drive, when these are
             motors (:func:`dynid_ros.robot.coupling.apply_coupling`); empty otherwise (they are ``joints``).
+        source: the DH table file of a model built from one (a URDF's file is ``urdf_path``).
     """
 
     pin_model: pin.Model
@@ -113,6 +114,7 @@ class RobotModel:
     coupling_offset: np.ndarray | None = None
     expanded: pin.Model | None = None
     description_joints: tuple[str, ...] = ()
+    source: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.joint_ids:
@@ -144,6 +146,11 @@ class RobotModel:
             out[name] = {"leader": self.joints[j], "multiplier": float(self.coupling[b, j]),
                          "offset": float(self.coupling_offset[b])}
         return out
+
+    @property
+    def continuous(self) -> tuple[bool, ...]:
+        """Per identified joint: True for a continuous (unlimited revolute) joint, whose angle wraps."""
+        return tuple(self.pin_model.joints[jid].nq == 2 for jid in self.joint_ids)
 
     @property
     def gravity(self) -> np.ndarray:
@@ -196,7 +203,7 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
                joints: list[str] | tuple[str, ...] | None = None,
                available: list[str] | None = None,
                xacro_args: dict[str, str] | list[str] | None = None,
-               urdf_text: str | None = None) -> RobotModel:
+               urdf_text: str | None = None, locked_at: dict[str, float] | None = None) -> RobotModel:
     """Load a robot from a URDF/xacro file, URDF text or a DH YAML file.
 
     Args:
@@ -209,6 +216,8 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
         xacro_args: ``name:=value`` arguments (or a mapping) of a ``.urdf.xacro``.
         urdf_text: the URDF itself (e.g. a ``robot_description``) instead of a file; ``urdf``, if given
             too, names it in messages.
+        locked_at: ``{joint: position}`` where the data hold the joints that are locked (not identified);
+            a locked joint not in it is locked at neutral (0), a locked mimic follower with its leader.
     """
     if (urdf is not None or urdf_text is not None) == (dh is not None):
         raise ConfigError("give exactly one robot description: --urdf or --dh")
@@ -221,13 +230,15 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
             full = pin.buildModelFromXML(xml)
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"{path}: invalid URDF: {str(err).strip().splitlines()[0]}") from err
-        model = _reduce(full, joints, available, path, xml, mimic_joints(parse_urdf(xml, path)))
+        model = _reduce(full, joints, available, path, xml, mimic_joints(parse_urdf(xml, path)), locked_at)
         if urdf is None:
             model.urdf_path = None  # text, not a file
         return model
     path = Path(dh)
     full = build_dh_model(read_dh_table(path))
-    return _reduce(full, joints, available, path, None, {})
+    model = _reduce(full, joints, available, path, None, {}, locked_at)
+    model.source = path
+    return model
 
 
 def read_dh_table(path: Path) -> dict:
@@ -337,7 +348,8 @@ def _unique_frame_names(full: pin.Model, locked: list[str]) -> pin.Model:
 
 
 def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, available: list[str] | None,
-            path: Path, xml: str | None, mimic: dict[str, Mimic]) -> RobotModel:
+            path: Path, xml: str | None, mimic: dict[str, Mimic],
+            locked_at: dict[str, float] | None = None) -> RobotModel:
     movable = movable_joint_names(full)
     unsupported = [full.names[j] for j in range(1, full.njoints) if full.joints[j].nv not in (0, 1)]
     if unsupported:
@@ -347,10 +359,12 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
     selected = _select(movable, followers, end_effector, joints, available, path)
     following = _following(followers, selected, path)
     locked = [j for j in movable if j not in selected and j not in following]
-    positions = _locked_positions(locked, followers)
+    positions = _locked_positions(locked, followers, locked_at or {})
     if locked:
         ends = any(j in end_effector or j in followers for j in locked)
-        LOG.warning("joints not identified, locked at their neutral value: %s%s", ", ".join(locked),
+        LOG.warning("joints not identified, locked at %s: %s%s",
+                    "the position in the data" if locked_at else "their neutral value",
+                    ", ".join(f"{j} ({positions[j]:.4g})" for j in locked),
                     " (end-effector and mimic joints are locked unless named in --joints)" if ends else "")
         lock_ids = [full.getJointId(j) for j in locked]
         reduced = pin.buildReducedModel(_unique_frame_names(full, locked), lock_ids,
@@ -491,12 +505,14 @@ def end_effector_joints(model: pin.Model) -> list[str]:
     return [model.names[j] for j in sorted(out)]
 
 
-def _locked_positions(locked: list[str], followers: dict[str, Mimic]) -> dict[str, float]:
-    """Neutral (0) for every locked joint; a locked follower of a locked leader at ``multiplier * 0 + offset``."""
-    positions = {name: 0.0 for name in locked}
+def _locked_positions(locked: list[str], followers: dict[str, Mimic],
+                      locked_at: dict[str, float]) -> dict[str, float]:
+    """Each locked joint where the data hold it (``locked_at``), else at neutral (0); a locked follower that is not
+    in the data, of a locked leader, at ``multiplier * leader + offset``."""
+    positions = {name: float(locked_at.get(name, 0.0)) for name in locked}
     for name in locked:
         m = followers.get(name)
-        if m is not None and m.leader in positions:
+        if m is not None and m.leader in positions and name not in locked_at:
             positions[name] = m.multiplier * positions[m.leader] + m.offset
     return positions
 
