@@ -195,5 +195,6 @@ def test_dvrk_mtm_identify_on_one_validate_on_two():
     assert one.info["stale_rows_dropped"] == 795
     fit = identify_frames(robot, one, processing)
     assert fit.feasible and fit.base_count == 73 and 250.0 <= fit.terms["link5.K"] <= 300.0
+    assert fit.n_samples > 4500  # the steps the stale rows leave are not gaps (gap_s in the config)
     _, errors = validate_frames(fit, two, processing, first=PAPER_WINDOW["mtm"], filtered=True)
     assert np.all(np.array(errors) * 100 <= 1.2 * np.array(TABLE_V["mtm"])), errors
