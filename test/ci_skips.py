@@ -6,7 +6,8 @@ A skipped test (or a module skipped at import) is reported as a failure, except
   * the Panda-data tests while ``DYNID_PANDA_DATA`` is unset (a clone without the data set), and
   * the launch tests while ``DYNID_ROS2_LAUNCH`` is unset and the launch stack is not installed (a clone
     without the ros2_launch folder beside it: launch has no PyPI wheel), and
-  * the rosdep key checks while ``DYNID_ROSDISTRO`` is unset (no rosdistro snapshot beside the clone).
+  * the rosdep key checks while ``DYNID_ROSDISTRO`` is unset (no rosdistro snapshot beside the clone), and
+  * the dVRK-data tests while ``DYNID_DVRK_DATA`` is unset (a clone without the data set).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def allowed_skip(item: pytest.Item, reason: str) -> bool:
+    import dvrk_data
     import launch_stack
     import rosdistro_index
 
     import panda_data
 
-    for data in (panda_data, launch_stack, rosdistro_index):
+    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data):
         if data.UNSET_REASON in reason and not os.environ.get(data.ENV):
             return True
     return item.get_closest_marker("hardware") is not None and item.nodeid in HARDWARE_TESTS

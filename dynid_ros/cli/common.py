@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 
-def add_robot_arguments(parser: argparse.ArgumentParser, dh: bool = True) -> None:
-    group = parser.add_mutually_exclusive_group(required=True)
+def add_robot_arguments(parser: argparse.ArgumentParser, dh: bool = True, required: bool = True) -> None:
+    """``--urdf`` | ``--dh``, ``--xacro-arg``, ``--joints``; ``required=False``: the command checks itself."""
+    group = parser.add_mutually_exclusive_group(required=required)
     group.add_argument("--urdf", help="robot description (.urdf or .urdf.xacro)")
     if dh:
         group.add_argument("--dh", help="DH table in YAML (convention: standard|modified, joints: [...])")

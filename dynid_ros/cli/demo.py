@@ -14,7 +14,6 @@ HELP = "simulate, excite, record, identify and validate a robot (embedded, or --
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-
     parser.add_argument("--robot", choices=ROBOTS, default=None,
                         help="embedded robot (default panda; shipped URDF, config and trajectories)")
     parser.add_argument("--urdf", default=None,
@@ -36,7 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.urdf is None:
         if args.config is not None or args.joints is not None:
             raise ConfigError("--config and --joints go with --urdf (the embedded --robot has its own)")

@@ -33,7 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     check_output_file(args.out, (args.urdf, args.dh, args.config))  # only a trajectory file is overwritten
 
     section = config_section(args.config, "excitation")

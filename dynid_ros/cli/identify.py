@@ -7,20 +7,31 @@ from pathlib import Path
 
 from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
 from dynid_ros.data.bag_io import read_joint_states
-from dynid_ros.data.output_paths import RESULT, check_output
+from dynid_ros.data.output_paths import PAYLOAD, RESULT, check_output
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
 from dynid_ros.estimation.torque_signs import SignSearchOptions
 from dynid_ros.pipeline.abs_effort import identify_abs_effort
+from dynid_ros.pipeline.frames_identification import (
+    FRAMES_FILE,
+    identify_frames,
+    load_frames_result,
+    read_motor_states,
+    write_frames_result,
+)
+from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
-from dynid_ros.pipeline.results import write_result
+from dynid_ros.pipeline.payload_identification import identify_frames_payload, identify_payload, write_payload
+from dynid_ros.pipeline.results import load_parameters, write_result
 from dynid_ros.pipeline.timing import StageTimer
-from dynid_ros.robot.config import config_section
+from dynid_ros.robot.config import config_section, load_config
+from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
+from dynid_ros.robot.frames import frames_section, load_frames_robot
 from dynid_ros.robot.mjcf_writer import urdf_omits
-from dynid_ros.robot.model import load_model
+from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import parse_friction
 
 NAME = "identify"
@@ -35,7 +46,7 @@ HELP = "identify dynamic parameters from a rosbag2 of joint states"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_robot_arguments(parser)
+    add_robot_arguments(parser, required=False)  # not with --payload-link: the reference result is the robot
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--bag", help="rosbag2 directory or file (MCAP or sqlite3)")
     source.add_argument("--mass-matrix", metavar="FILE",
@@ -60,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", choices=SOLVERS, default=None, help="SDP solver (default clarabel)")
     parser.add_argument("--effort-scale", type=float_list, default=None,
                         help="per-joint factors k1,k2,... so that torque = k * effort (e.g. motor currents)")
+    parser.add_argument("--effort-scale-file", default=None, metavar="GAINS_YAML",
+                        help="per-joint factors by joint name from dynid gains (torque = k * effort; Pennese et al. "
+                             "2021 eq. 2); not with --effort-scale")
     parser.add_argument("--prior", choices=("nominal", "none"), default=None,
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
@@ -68,7 +82,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fail when any base parameter is not identified by the data (default: keep it at the "
                              "prior, warn and go on)")
     add_pbpr_arguments(parser)
-    parser.add_argument("--config", default=None, help="robot config YAML (section 'identification')")
+    parser.add_argument("--config", default=None, help="robot config YAML (section 'identification'; a 'coupling' "
+                        "section: the bag is in motor coordinates, see dynid_ros.robot.coupling)")
+    parser.add_argument("--payload-link", default=None, metavar="LINK",
+                        help="identify only a payload rigidly attached to LINK from a loaded run, with --reference "
+                             "the result of the unloaded robot: mass, CoM, inertia, fully consistent, by the "
+                             "pseudo-inertia LMI and by the manifold (m, c, Q, L) (Traversaro et al. 2016)")
+    parser.add_argument("--reference", default=None, metavar="RESULT_DIR",
+                        help="with --payload-link: output directory of dynid identify for the unloaded robot")
     parser.add_argument("--out", required=True, help="output directory: new, or an earlier result (rewritten); "
                         "never an existing directory of anything else, nor one holding the bag or URDF")
 
@@ -89,23 +110,34 @@ def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
+    if args.payload_link or args.reference:
+        return _identify_payload(args)
+    config = load_config(args.config)
+    if frames_section(config) is not None:
+        return _identify_frames(args, config)
+    if not (args.urdf or args.dh):
+        raise ConfigError("give the robot: --urdf or --dh (or --payload-link with --reference, or a config with "
+                          "robot.frames)")
     options = options_from_args(args)
-    inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix)
+    inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix, args.effort_scale_file)
     check_output(args.out, RESULT, inputs)  # before any work
     timer = StageTimer()
     if args.beam is not None and not args.abs_effort:
-
         raise ConfigError("--beam applies to --abs-effort only")
     if args.mass_matrix:
         result = _identify_mass_matrix(args, options, timer)
     else:
         with timer.stage("read_bag"):
             series = read_joint_states(args.bag, topic=options.topic)
+        if args.effort_scale_file:
+            if options.effort_scale is not None:
+                raise ConfigError("give --effort-scale or --effort-scale-file, not both")
+            series = scale_by_name(series, read_gains(args.effort_scale_file), args.effort_scale_file)
         if args.abs_effort:
             result = _identify_abs_effort(args, options, series, timer)
         else:
-            result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
+            result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
+                              model=coupled_model(args, options, timer))
     with timer.stage("write"):
         warnings = write_result(result, Path(args.out), inputs)
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
@@ -126,6 +158,72 @@ def run(args: argparse.Namespace) -> int:
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
     print(f"wrote {args.out}/")
     return 0
+
+
+def _identify_frames(args: argparse.Namespace, config: dict) -> int:
+    """A robot described by frames in ``--config`` (no URDF; Wang et al. 2019): the bag may be a CSV."""
+    if args.urdf or args.dh or args.mass_matrix or args.abs_effort:
+        raise ConfigError(f"{args.config}: the robot is its frames (robot.frames): no --urdf, --dh, --mass-matrix or "
+                          "--abs-effort")
+    inputs = (args.bag, args.config)
+    check_output(args.out, RESULT, inputs)
+    robot = load_frames_robot(config, str(args.config))
+    processing = dict((config.get("identification") or {}).get("processing") or {})
+    series = read_motor_states(args.bag, config, args.topic or "/joint_states")
+    fit = identify_frames(robot, series, processing, args.solver or "clarabel")
+    write_frames_result(fit, config, processing, Path(args.out), inputs)
+    print(f"frames robot ({len(robot.model.links)} bodies with inertia, {len(fit.terms)} per-frame terms): status "
+          f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
+    print("relative error per motor % (identification): "
+          + ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint))
+    springs = [f"{name} {value:.6g}" for name, value in fit.terms.items() if name.endswith(".K")]
+    if springs:
+        print("spring constants: " + ", ".join(springs))
+    print(f"wrote {args.out}/")
+    return 0
+
+
+def _identify_payload(args: argparse.Namespace) -> int:
+    """``--payload-link LINK --reference DIR --bag LOADED``: the payload alone (Traversaro et al. 2016)."""
+    if not (args.payload_link and args.reference):
+        raise ConfigError("--payload-link and --reference go together")
+    given = [flag for flag, value in (("--urdf", args.urdf), ("--dh", args.dh), ("--mass-matrix", args.mass_matrix),
+                                      ("--abs-effort", args.abs_effort)) if value]
+    if given or not args.bag:
+        raise ConfigError(f"--payload-link takes the robot from --reference and a --bag; not {', '.join(given)}")
+    check_output(args.out, PAYLOAD, (args.bag, args.reference))
+    if (Path(args.reference) / FRAMES_FILE).is_file():  # a frames robot (robot.frames; the bag may be a CSV)
+        _, config, _ = load_frames_result(Path(args.reference))
+        series = read_motor_states(args.bag, config, args.topic or "/joint_states").window(args.start, args.end)
+        result = identify_frames_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel")
+    else:
+        parameters = load_parameters(Path(args.reference))
+        series = read_joint_states(args.bag, topic=args.topic or parameters["options"].get("topic") or "/joint_states")
+        result = identify_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel",
+                                  args.start, args.end)
+    write_payload(result, Path(args.out), (args.bag, args.reference))
+    for warning in result.warnings:
+        print(f"warning: {warning}")
+    for fit in (result.lmi, result.manifold):
+        print(f"{fit.solver}: mass {fit.mass:.4g} kg, CoM [{', '.join(f'{v:.4g}' for v in fit.com)}] m in "
+              f"{result.link}'s frame; {fit.iterations} iterations, {fit.seconds:.3f} s, status {fit.status}")
+    print(f"wrote {args.out}/")
+    return 0
+
+
+def coupled_model(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer
+                  ) -> RobotModel | None:
+    """With a ``coupling:`` section in ``--config``: the ``--urdf``/``--dh`` model of the coupled joints in motor
+    coordinates (:mod:`dynid_ros.robot.coupling`); None otherwise (the model follows from the data)."""
+    coupling = coupling_from_config(load_config(args.config), str(args.config))
+    if coupling is None:
+        return None
+    if options.joints and list(options.joints) != list(coupling.motors):
+        raise ConfigError(f"--joints {','.join(options.joints)}: with a coupling the identified coordinates are "
+                          f"its motors ({','.join(coupling.motors)})")
+    with timer.stage("model"):
+        return apply_coupling(load_model(urdf=args.urdf, dh=args.dh, joints=list(coupling.joints),
+                                         xacro_args=args.xacro_arg), coupling)
 
 
 def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):

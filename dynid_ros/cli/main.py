@@ -24,6 +24,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bag",
     "batch",
     "drift",
+    "gains",
+    "identify_body",
 )
 """Modules of :mod:`dynid_ros.cli`, in the order ``dynid --help`` lists them."""
 

@@ -45,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.noise is not None and not args.noise >= 0:
         raise ConfigError(f"--noise must be >= 0, got {args.noise}")
     inputs = (args.urdf, args.trajectory, args.config)

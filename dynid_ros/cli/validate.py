@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import check_output_file, is_validation_report
+from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states, validate_frames
 from dynid_ros.pipeline.results import load_parameters
 from dynid_ros.pipeline.validate import validate, write_report
 
@@ -25,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     check_output_file(args.report, (args.result, args.bag), "--report", is_validation_report, "validation report")
+    if (Path(args.result) / FRAMES_FILE).is_file():
+        return _validate_frames(args)
     parameters = load_parameters(Path(args.result))
     topic = args.topic or parameters["options"].get("topic") or "/joint_states"
     series = read_joint_states(args.bag, topic=topic)
@@ -35,5 +38,26 @@ def run(args: argparse.Namespace) -> int:
     per_joint = ", ".join(f"{100 * e:.1f}" for e in result.relative_error_per_joint)
     print(f"relative error {100 * result.relative_error:.2f} % over {result.t.size} samples "
           f"(per joint %: {per_joint})")
+    print(f"wrote {args.report}")
+    return 0
+
+
+def _validate_frames(args: argparse.Namespace) -> int:
+    """A frames robot's result (the bag may be a CSV): relative errors against the recorded torque and, as Wang
+    et al. 2019 Table V, against the torque filtered like the fit's."""
+    fit, config, processing = load_frames_result(Path(args.result))
+    series = read_motor_states(args.bag, config, args.topic or "/joint_states").window(args.start, args.end)
+    error, per_joint = validate_frames(fit, series, processing)
+    filtered, filtered_joint = validate_frames(fit, series, processing, filtered=True)
+    report = {"relative_error": error, "relative_error_per_joint": per_joint, "joints": list(fit.robot.motors),
+              "relative_error_filtered": filtered, "relative_error_filtered_per_joint": filtered_joint}
+    path = Path(args.report)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    tmp.replace(path)
+    print(f"relative error {100 * error:.2f} % (per motor %: {', '.join(f'{100 * e:.1f}' for e in per_joint)})")
+    print(f"against the filtered torque {100 * filtered:.2f} % (per motor %: "
+          f"{', '.join(f'{100 * e:.1f}' for e in filtered_joint)})")
     print(f"wrote {args.report}")
     return 0

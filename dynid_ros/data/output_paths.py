@@ -23,6 +23,8 @@ SIMULATED_BAG = "simulated bag"
 TRUTH = "simulated ground truth"
 BATCH = "identification batch"
 DRIFT = "drift report"
+PAYLOAD = "payload result"
+BODY = "body result"
 
 
 def _resolved(path: str | Path) -> Path:

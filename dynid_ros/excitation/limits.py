@@ -216,7 +216,6 @@ def check_trajectory_limits(trajectory: FourierTrajectory | _Sampled, limits: Ex
     t, q, dq, ddq = sample_trajectory(trajectory, rate_hz)
     torques = None
     if limits.effort is not None and model is not None:
-
         torques = nominal_torques(model, q, dq, ddq)
     return check_sampled_limits(joints, t, q, dq, ddq, limits, torques)
 

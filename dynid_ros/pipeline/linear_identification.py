@@ -19,6 +19,7 @@ from dynid_ros.dynamics.bounds import Bounds
 from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimation import estimators
+from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
 from dynid_ros.estimation.estimators import closest_standard, relative_std
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
@@ -103,7 +104,9 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
         warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
                         "noise-free): the standard deviations are those of that weight, not of the data")
     with timer.stage("evaluate"):
-        err, err_joint = relative_error(data.tau_raw, (w @ estimate.delta).reshape(-1, model.n_dof))
+        predicted = (w @ estimate.delta).reshape(-1, model.n_dof)
+        err, err_joint = relative_error(data.tau_raw, predicted)
+        warnings += [p.message() for p in coupled_pairs(data.tau_raw - predicted, data.dq, data.ddq, model.joints)]
         feasible = _checked_feasibility(estimate.delta, layout, options, bounds, attached)
         realism = link_realism(estimate.delta, nominal, layout, attached)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "

@@ -30,6 +30,7 @@ from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import DataError, EstimationError
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 from dynid_ros.pipeline.identification_result import IdentificationResult
+from dynid_ros.robot.coupling import coupling_dict
 from dynid_ros.robot.mjcf_writer import identified_mjcf, urdf_omits
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, inertia_about_com
@@ -135,7 +136,8 @@ def parameters_dict(result: IdentificationResult) -> dict:
         "robot": {"source": str(source) if source else None, "joints": list(layout.joints),
                   "links": list(layout.links), "locked": list(model.locked),
                   "locked_positions": {j: float(model.locked_positions[j]) for j in model.locked},
-                  "following": model.following()},
+                  "following": model.following(),
+                  **({"coupling": coupling_dict(model)} if model.description_joints else {})},
         "options": {"method": result.options.method, "consistency": result.options.consistency,
                     "solver": result.options.solver, "friction": list(layout.friction),
                     "armature": layout.armature, "prior": result.options.prior, "topic": result.options.topic,
@@ -163,7 +165,6 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
     """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
     ``report.json`` into ``out``, atomically; ``out`` must be new or an earlier result, clear of
     ``inputs`` (the bag, the URDF). Returns warnings."""
-
     warnings: list[str] = []
 
     def fill(tmp: Path) -> None:
@@ -171,8 +172,12 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
             warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
             if result.feasible:
                 check_written_urdf(result, tmp / URDF_FILE)
-            (tmp / MJCF_FILE).write_text(identified_mjcf(result.model, (tmp / URDF_FILE).read_text(), result.layout,
-                                                         result.delta))
+            if result.model.description_joints:  # motor coordinates: the MJCF would need the coupling too
+                warnings.append(f"no {MJCF_FILE}: the robot is identified in motor coordinates (coupling:), which "
+                                "the MJCF writer does not express; parameters.yaml holds the coupling")
+            else:
+                (tmp / MJCF_FILE).write_text(identified_mjcf(result.model, (tmp / URDF_FILE).read_text(),
+                                                             result.layout, result.delta))
         result.warnings.extend(warnings)
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
         (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
@@ -186,7 +191,7 @@ def check_written_urdf(result: IdentificationResult, path: Path) -> None:
     consistency level, every identified link without its attached parts): ``feasible`` is a claim about
     the file a user loads, not only about the estimate."""
 
-    model = load_model(urdf=path, joints=list(result.layout.joints))
+    model = load_model(urdf=path, joints=list(result.model.description_joints or result.layout.joints))  # motors
     layout = model.layout_for(result.layout.friction, result.layout.armature)
     lowest = min_eigenvalues(nominal_parameters(model, layout), layout, result.options.consistency,
                              attached_parameters(model, layout))

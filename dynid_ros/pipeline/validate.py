@@ -24,6 +24,7 @@ from dynid_ros.pipeline.linear_identification import prepare_series
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
 from dynid_ros.pipeline.timing import StageTimer
+from dynid_ros.robot.coupling import MotorCoupling, apply_coupling
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -55,6 +56,10 @@ def load_result_model(result_dir: Path, parameters: dict, locked_at: dict[str, f
     joints = parameters["robot"]["joints"]
     locked_at = {**(parameters["robot"].get("locked_positions") or {}), **(locked_at or {})}
     urdf = Path(result_dir) / URDF_FILE
+    coupling = parameters["robot"].get("coupling")
+    if urdf.is_file() and coupling:  # identified in motor coordinates (dynid_ros.robot.coupling)
+        motors = MotorCoupling.from_config(coupling, str(Path(result_dir) / PARAMETERS_FILE))
+        return apply_coupling(load_model(urdf=urdf, joints=list(motors.joints), locked_at=locked_at), motors)
     if urdf.is_file():
         return load_model(urdf=urdf, joints=joints, locked_at=locked_at)
     source = parameters["robot"].get("source")
@@ -80,7 +85,6 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
                             f"{layout.n_parameters}")
         sigmoid = None
         if "sigmoid" in layout.friction:
-
             sigmoid = sigmoid_from_parameters(parameters, layout.joints)
     with timer.stage("process"):
         data = processed_window(model, series, options, parameters.get("processing", {}))
@@ -101,7 +105,6 @@ def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.nd
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
         if sigmoid is not None:
-
             tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
         err, per_joint = relative_error(data.tau_raw, tau_hat)
     return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings)

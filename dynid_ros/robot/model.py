@@ -90,6 +90,8 @@ class RobotModel:
             ``C q + o``, their rates ``C q'``, ``C q''``; None without followers (``C`` is the identity).
         expanded: the same bodies with the followers as ordinary joints (for algorithms pinocchio does not
             run on mimic joints, e.g. RNEA derivatives); None without followers.
+        description_joints: the description's joints that the identified coordinates drive, when these are
+            motors (:func:`dynid_ros.robot.coupling.apply_coupling`); empty otherwise (they are ``joints``).
         source: the DH table file of a model built from one (a URDF's file is ``urdf_path``).
     """
 
@@ -111,6 +113,7 @@ class RobotModel:
     coupling: np.ndarray | None = None
     coupling_offset: np.ndarray | None = None
     expanded: pin.Model | None = None
+    description_joints: tuple[str, ...] = ()
     source: Path | None = None
 
     def __post_init__(self) -> None:
@@ -260,13 +263,13 @@ def read_dh_table(path: Path) -> dict:
             raise ModelError(f"{path}: joint {k + 1}: type must be revolute or prismatic")
         for key in ("alpha", "a", "d", "theta"):
             try:
-                float(_eval_number(row.get(key, 0.0)))
+                float(eval_number(row.get(key, 0.0)))
             except (TypeError, ValueError) as err:
                 raise ModelError(f"{path}: joint {k + 1}: {key} is not a number: {row.get(key)!r}") from err
     return table
 
 
-def _eval_number(value: object) -> float:
+def eval_number(value: object) -> float:
     """A float from a number or a simple expression like ``-pi/2``."""
     if isinstance(value, (int, float)):
         return float(value)
@@ -284,7 +287,7 @@ def build_dh_model(table: dict) -> pin.Model:
     previous = pin.SE3.Identity()  # standard DH: transform of the previous link still to apply
     parent = 0
     for k, row in enumerate(table["joints"]):
-        alpha, a, d, theta = (_eval_number(row.get(key, 0.0)) for key in ("alpha", "a", "d", "theta"))
+        alpha, a, d, theta = (eval_number(row.get(key, 0.0)) for key in ("alpha", "a", "d", "theta"))
         kind = row.get("type", REVOLUTE)
         if modified:
             placement = _rx(alpha) * _tx(a) * _rz(theta) * _tz(d)
@@ -369,7 +372,7 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
     else:
         reduced = full
     links, link_frames = _joint_links(reduced)
-    kinematics = _kinematics(reduced)
+    kinematics = joint_kinematics(reduced)
     bodies = [reduced.names[j] for j in range(1, reduced.njoints)]
     names = tuple(b for b in bodies if b not in following)
     pin_model, coupling, offset, expanded = reduced, None, None, None
@@ -542,7 +545,8 @@ def _joint_links(model: pin.Model) -> tuple[tuple[str, ...], dict[str, int]]:
     return tuple(links), frames
 
 
-def _kinematics(model: pin.Model) -> list[JointKinematics]:
+def joint_kinematics(model: pin.Model) -> list[JointKinematics]:
+    """Per joint of ``model`` (in order), the constants of :class:`JointKinematics` at the neutral configuration."""
     data = model.createData()
     pin.forwardKinematics(model, data, pin.neutral(model))
     out = []

@@ -253,7 +253,6 @@ def robot_urdf(params: dict, node: Node | None = None) -> Path:
     if not text and not params["urdf_path"] and topic and node is not None:
         text = _description_from_topic(node, topic, float(params.get("robot_description_timeout", 10.0)))
     if text:
-
         load_model(urdf="robot_description", urdf_text=text)  # a clear one-line error now, not at first use
         handle = tempfile.NamedTemporaryFile("w", suffix=".urdf", prefix="dynid_robot_", delete=False)
         with handle:

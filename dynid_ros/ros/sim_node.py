@@ -122,7 +122,6 @@ class SimNode(Node):
         return self.controller.sim
 
     def _make_simulator(self) -> object:
-
         p = self.params
         if p["truth"] not in ("config", "nominal"):
             raise ConfigError(f"truth must be config or nominal, not {p['truth']!r}")

@@ -131,7 +131,6 @@ def _robot_name(xml: str | None) -> str | None:
 
 
 def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, progress: bool):
-
     if robot.shipped_trajectories:
         return load_trajectory(shipped_trajectory(robot.name, kind))
     section = dict(robot.config.get("excitation") or {})
@@ -262,7 +261,6 @@ def _identification_options(config: dict) -> IdentificationOptions:
 
 
 def _markdown(summary: dict, result, distances: list[dict], evaluated: dict) -> str:
-
     errors = [{"model": name, "relative error [%]": 100 * e.relative_error,
                **{j: 100 * v for j, v in zip(e.joints, e.relative_error_per_joint)}}
               for name, e in evaluated.items()]

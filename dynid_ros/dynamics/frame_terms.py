@@ -1,0 +1,61 @@
+"""Per-frame terms of a frames robot (:mod:`dynid_ros.robot.frames`; Wang et al. 2019 eq. 12-20), projected onto the
+motors: a frame with rate ``w = c . q'`` contributes ``c (Fc sign(w) + Fv w + Fo)`` (friction), ``c Ia (c . q'')``
+(rotor inertia) and ``c K s(theta)`` (spring, ``s`` its torque per unit K); its known torque ``c tau(theta)`` is
+subtracted from the measured motor torque before the fit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dynid_ros.robot.frames import FramesRobot
+
+
+@dataclass(frozen=True)
+class TermColumns:
+    """Regressor columns (N, n_motors, E) of the per-frame terms, their names and bounds (``low <= x <= high``)."""
+
+    columns: np.ndarray
+    names: list[str]
+    low: np.ndarray
+    high: np.ndarray
+
+
+def frame_angles(robot: FramesRobot, q: np.ndarray) -> dict[str, np.ndarray]:
+    """Every frame's joint coordinate (its motion part, without the constant) at the motor positions ``q``."""
+    return {f.name: q @ f.motion for f in robot.frames}
+
+
+def term_columns(robot: FramesRobot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> TermColumns:
+    """The columns of every frame's friction (Fc, Fv, Fo), rotor inertia (Ia) and spring (K)."""
+    columns, names, low, high = [], [], [], []
+
+    def add(name: str, rate: np.ndarray, c: np.ndarray, bounds: tuple[float, float]) -> None:
+        columns.append(rate[:, None] * c[None, :])
+        names.append(name)
+        low.append(bounds[0])
+        high.append(bounds[1])
+
+    for f in robot.frames:
+        c, w = f.motion, dq @ f.motion
+        if f.friction:
+            add(f"{f.name}.Fc", np.sign(w), c, (0.0, np.inf))
+            add(f"{f.name}.Fv", w, c, (0.0, np.inf))
+            add(f"{f.name}.Fo", np.ones_like(w), c, (-np.inf, np.inf))
+        if f.rotor_inertia:
+            add(f"{f.name}.Ia", ddq @ c, c, (0.0, np.inf))
+        if f.spring is not None:
+            add(f"{f.name}.K", f.spring.coordinate(q @ c), c, f.spring.bounds)
+    n = q.shape[0]
+    stacked = np.stack(columns, axis=2) if columns else np.zeros((n, q.shape[1], 0))
+    return TermColumns(stacked, names, np.array(low), np.array(high))
+
+
+def known_torque(robot: FramesRobot, q: np.ndarray) -> np.ndarray:
+    """(N, n_motors) motor torque of the frames' known torques (e.g. the MTM's cable, Wang et al. 2019 Sec. III-C)."""
+    out = np.zeros_like(np.asarray(q, dtype=float))
+    for f in robot.frames:
+        if f.known_torque is not None:
+            out += np.polyval(f.known_torque, q @ f.motion)[:, None] * f.motion[None, :]
+    return out

@@ -1,0 +1,189 @@
+"""Identification of a frames robot (:mod:`dynid_ros.robot.frames`; Wang et al. 2019 section IV): link parameters
+of every frame with inertia (each its own pseudo-inertia LMI, Traversaro et al. 2016), per-frame friction, rotor
+inertia and spring constants (within their bounds), by weighted least squares under these constraints (an SDP).
+
+Rows: motor torques at the processed samples minus the frames' known torques; each motor weighted by
+``1 / (max - min)`` of its filtered torque, as Wang et al. 2019. The parameters the data do not determine are
+picked by a tiny pull toward zero; the prediction does not depend on that choice. ``base_count`` is the number of
+independent regressor columns at random states (the base parameters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.csv_joint_states import read_csv_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.output_paths import RESULT
+from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, process
+from dynid_ros.dynamics.base_parameters import RANK_TOLERANCE
+from dynid_ros.dynamics.feasibility import SOLVED, is_feasible, lmi_constraints, solve
+from dynid_ros.dynamics.frame_terms import TermColumns, known_torque, term_columns
+from dynid_ros.dynamics.regressor import regressor_3d
+from dynid_ros.errors import ConfigError, DataError, EstimationError
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.payload import least_squares_root
+from dynid_ros.pipeline.results import atomic_directory
+from dynid_ros.robot.frames import FramesRobot, load_frames_robot
+from dynid_ros.robot.parameters import ParameterLayout
+
+PULL = 1e-8
+"""Weight of ``||x||^2`` relative to the data's: picks one solution in the unidentified directions."""
+LMI_MARGIN = 1e-9
+"""Pseudo-inertia eigenvalues at least this (scaled by :data:`LMI_SCALES`)."""
+LMI_SCALES = (0.1, 0.1)
+"""Mass [kg] and length [m] scales of every link's LMI (the congruence of :mod:`dynid_ros.dynamics.feasibility`):
+the size of a light arm's links, so that the SDP is well conditioned."""
+
+
+@dataclass
+class FramesFit:
+    """Identified parameters of a frames robot and the fit on the identification data."""
+
+    robot: FramesRobot
+    layout: ParameterLayout
+    delta: np.ndarray
+    terms: dict[str, float]
+    status: str
+    feasible: bool
+    base_count: int
+    relative_error: float
+    relative_error_per_joint: list[float]
+    n_samples: int
+
+    def predict(self, data: ProcessedData) -> np.ndarray:
+        """Motor torques (N, n) at processed samples, the known torques included."""
+        y, extra = frame_regressor(self.robot, self.layout, data.q, data.dq, data.ddq)
+        values = np.array([self.terms[name] for name in extra.names])
+        return y @ self.delta + extra.columns @ values + known_torque(self.robot, data.q)
+
+
+def frame_regressor(robot: FramesRobot, layout: ParameterLayout, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+                    ) -> tuple[np.ndarray, TermColumns]:
+    """The link regressor (N, n, 10 L) and the per-frame term columns at the motor states."""
+    return regressor_3d(robot.model, layout, q, dq, ddq), term_columns(robot, q, dq, ddq)
+
+
+def frames_data(robot: FramesRobot, series: JointStateSeries, processing: dict) -> ProcessedData:
+    """``series`` (the motors, in the robot's order) processed with the ``processing`` options."""
+    missing = [m for m in robot.motors if m not in series.names]
+    if missing:
+        raise DataError(f"motor coordinate(s) {', '.join(missing)} of the robot are not in the joint states")
+    return process(series.select(list(robot.motors)), ProcessingOptions(**processing))
+
+
+def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: dict, solver: str = "clarabel"
+                    ) -> FramesFit:
+    """Identify ``robot`` from motor-coordinate joint states (module docstring)."""
+    import cvxpy as cp  # heavy optional dependency of the estimators
+
+    layout = ParameterLayout(robot.motors, robot.model.links, (), False)
+    data = frames_data(robot, series, processing)
+    y, extra = frame_regressor(robot, layout, data.q, data.dq, data.ddq)
+    tau = data.tau - known_torque(robot, data.q)
+    weight = 1.0 / np.maximum(np.ptp(tau, axis=0), 1e-12)
+    a = np.concatenate([y, extra.columns], axis=2) * weight[None, :, None]
+    a = a.reshape(-1, a.shape[2])
+    b = (tau * weight).reshape(-1)
+    r, rhs = least_squares_root(a, b)
+    x = cp.Variable(a.shape[1])
+    delta, terms = x[:layout.n_parameters], x[layout.n_parameters:]
+    constraints = lmi_constraints(delta, layout, "full", LMI_MARGIN, np.tile(LMI_SCALES, (len(layout.links), 1)))
+    for i in range(len(extra.names)):
+        if np.isfinite(extra.low[i]):
+            constraints.append(terms[i] >= extra.low[i])
+        if np.isfinite(extra.high[i]):
+            constraints.append(terms[i] <= extra.high[i])
+    objective = cp.sum_squares(r @ x - rhs) + PULL * float(b @ b) * cp.sum_squares(x)
+    problem = cp.Problem(cp.Minimize(objective), constraints)
+    status, _ = solve(problem, solver)
+    if status not in SOLVED or x.value is None:
+        raise EstimationError(f"frames robot: the constrained fit failed (solver status {status})")
+    values = np.asarray(x.value, dtype=float)
+    delta_value = values[:layout.n_parameters]
+    terms = dict(zip(extra.names, (float(v) for v in values[layout.n_parameters:])))
+    feasible = bool(is_feasible(delta_value, layout, "full", tol=1e-9))
+    fit = FramesFit(robot, layout, delta_value, terms, status, feasible, base_count(robot, layout), 0.0, [],
+                    int(data.q.shape[0]))
+    fit.relative_error, fit.relative_error_per_joint = relative_error(data.tau_raw, fit.predict(data))
+    return fit
+
+
+def validate_frames(fit: FramesFit, series: JointStateSeries, processing: dict, first: int | None = None,
+                    filtered: bool = False) -> tuple[float, list[float]]:
+    """Relative error (Sousa & Cortesão 2014 eq. 84) of the prediction on other joint states, over all processed
+    samples or the ``first`` ones, against the recorded torque or (``filtered``, as Wang et al. 2019 Table V) the
+    torque filtered like the fit's."""
+    data = frames_data(fit.robot, series, processing)
+    window = slice(0, first)
+    measured = data.tau if filtered else data.tau_raw
+    return relative_error(measured[window], fit.predict(data)[window])
+
+
+def base_count(robot: FramesRobot, layout: ParameterLayout, n_samples: int = 200, seed: int = 0) -> int:
+    """Independent columns of the full regressor (links and per-frame terms) at random states."""
+    rng = np.random.default_rng(seed)
+    n = len(robot.motors)
+    q = rng.uniform(-1.0, 1.0, (n_samples, n))
+    y, extra = frame_regressor(robot, layout, q, rng.normal(0, 1, (n_samples, n)), rng.normal(0, 3, (n_samples, n)))
+    w = np.concatenate([y, extra.columns], axis=2).reshape(-1, y.shape[2] + extra.columns.shape[2])
+    norms = np.linalg.norm(w, axis=0)
+    scaled = w[:, norms > 1e-12] / norms[norms > 1e-12]
+    singular = np.linalg.svd(scaled, compute_uv=False)
+    return int(np.sum(singular > RANK_TOLERANCE * singular[0]))
+
+
+FRAMES_FILE = "frames_result.yaml"
+"""The result of a frames robot in an output directory (with the robot's config, to validate without it)."""
+
+
+def read_motor_states(path: str | Path, config: Mapping, topic: str = "/joint_states") -> JointStateSeries:
+    """Joint states of a frames robot: a CSV without stamps (``robot.csv_rate_hz``, the motors in
+    ``robot.joints`` order; :mod:`dynid_ros.data.csv_joint_states`) or a rosbag2."""
+    robot = config.get("robot") or {}
+    if str(path).lower().endswith(".csv"):
+        if "csv_rate_hz" not in robot:
+            raise ConfigError(f"{path}: a CSV has no stamps: give robot.csv_rate_hz in the config")
+        return read_csv_joint_states(path, list(robot["joints"]), float(robot["csv_rate_hz"]))
+    return read_joint_states(path, topic=topic)
+
+
+def frames_result_dict(fit: FramesFit, config: Mapping, processing: dict) -> dict:
+    """What :data:`FRAMES_FILE` holds: the robot, the processing, every parameter, the fit."""
+    links = {link: [float(v) for v in fit.delta[fit.layout.link_slice(k)]] for k, link in enumerate(fit.layout.links)}
+    return {"robot": dict(config["robot"]), "processing": dict(processing),
+            "convention": "links: [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about each frame's origin; "
+                          "terms: per-frame Fc, Fv, Fo, Ia, K (dynid_ros.dynamics.frame_terms)",
+            "links": links, "terms": dict(fit.terms), "status": fit.status, "feasible": fit.feasible,
+            "base_parameters": fit.base_count, "n_samples": fit.n_samples,
+            "relative_error": fit.relative_error, "relative_error_per_joint": fit.relative_error_per_joint}
+
+
+def write_frames_result(fit: FramesFit, config: Mapping, processing: dict, out: Path, inputs: tuple = ()) -> None:
+    """Write :data:`FRAMES_FILE` into ``out`` (new, or an earlier result), all or nothing."""
+    content = yaml.safe_dump(frames_result_dict(fit, config, processing), sort_keys=False)
+    atomic_directory(Path(out), lambda tmp: (tmp / FRAMES_FILE).write_text(content), RESULT, inputs)
+
+
+def load_frames_result(result_dir: Path) -> tuple[FramesFit, dict, dict]:
+    """``(fit, robot config, processing)`` of a frames result directory."""
+    path = Path(result_dir) / FRAMES_FILE
+    try:
+        stored = yaml.safe_load(path.read_text())
+        config = {"robot": stored["robot"]}
+        robot = load_frames_robot(config, str(path))
+        layout = ParameterLayout(robot.motors, robot.model.links, (), False)
+        delta = np.concatenate([np.asarray(stored["links"][link], dtype=float) for link in layout.links])
+        terms = {str(k): float(v) for k, v in stored["terms"].items()}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
+        raise DataError(f"{path}: unreadable frames result: {err}") from err
+    fit = FramesFit(robot, layout, delta, terms, stored.get("status", ""), bool(stored.get("feasible")),
+                    int(stored.get("base_parameters", 0)), float(stored.get("relative_error", 0.0)),
+                    list(stored.get("relative_error_per_joint", [])), int(stored.get("n_samples", 0)))
+    return fit, config, dict(stored.get("processing") or {})

@@ -1,0 +1,52 @@
+"""A four-joint arm with and without a 1.5 kg payload on its last link, its simulation truth and a Fourier
+reference: shared by the payload and drive-gain tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynid_ros.sim import GroundTruth
+
+ARM = """<?xml version="1.0"?>
+<robot name="four_joint_arm">
+  <link name="base"/>
+  <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="3.0"/>
+    <inertia ixx="0.03" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.01"/></inertial></link>
+  <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="2.0"/>
+    <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+  <link name="l3"><inertial><origin xyz="0.05 0.01 0"/><mass value="0.8"/>
+    <inertia ixx="0.002" ixy="0" ixz="0.0003" iyy="0.004" iyz="0" izz="0.004"/></inertial></link>
+  <link name="l4"><inertial><origin xyz="0.0 0.02 0.06"/><mass value="0.6"/>
+    <inertia ixx="0.002" ixy="0" ixz="0" iyy="0.002" iyz="0.0002" izz="0.001"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="80" velocity="2.5"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
+    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="80" velocity="2.5"/></joint>
+  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="40" velocity="3"/></joint>
+  <joint name="j4" type="revolute"><parent link="l3"/><child link="l4"/>
+    <origin xyz="0.1 0 0" rpy="0 1.5707963267948966 0"/>
+    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="40" velocity="3"/></joint>
+PAYLOAD</robot>
+"""
+JOINTS = ("j1", "j2", "j3", "j4")
+MASS, COM = 1.5, np.array([0.03, -0.02, 0.08])
+INERTIA = np.array([[0.004, 0.0005, 0.0], [0.0005, 0.005, 0.0], [0.0, 0.0, 0.002]])
+PAYLOAD = f"""  <link name="payload"><inertial><origin xyz="{COM[0]} {COM[1]} {COM[2]}"/><mass value="{MASS}"/>
+    <inertia ixx="{INERTIA[0, 0]}" ixy="{INERTIA[0, 1]}" ixz="0" iyy="{INERTIA[1, 1]}" iyz="0" izz="{INERTIA[2, 2]}"/>
+    </inertial></link>
+  <joint name="payload_mount" type="fixed"><parent link="l4"/><child link="payload"/></joint>
+"""
+TRUTH = GroundTruth(damping=0.1, friction=(0.4, 0.4, 0.15, 0.15), armature=(0.05, 0.05, 0.01, 0.01), noise=0.02,
+                    seed=3)
+
+
+def reference(duration: float = 10.0, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """A 0.2 Hz, 4-harmonic Fourier motion of the four joints at 1 kHz."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, duration, 1e-3)
+    wl = 2 * np.pi * 0.2 * np.arange(1, 5)
+    a, b = rng.normal(0.0, 0.3, (2, 4, 4))
+    s, c = np.sin(np.outer(t, wl)), np.cos(np.outer(t, wl))
+    return t, s @ a.T + c @ b.T, (c * wl) @ a.T - (s * wl) @ b.T, -(s * wl ** 2) @ a.T - (c * wl ** 2) @ b.T
