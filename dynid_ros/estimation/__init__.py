@@ -7,7 +7,10 @@
 - :mod:`.fit_quality`: relative error (Sousa & Cortesão 2014 eq. 84);
 - :mod:`.penalty_retrieval`: Gaz et al. 2019 Alg. 1; :mod:`.torque_signs`: the sign search of Pennese et
   al. 2021 Alg. 1; :mod:`.sigmoid_friction`: Gaz et al. 2019 eq. 25; :mod:`.inertia_stack`: the M(q), g(q)
-  stack (Gaz et al. 2019 eq. 17-21).
+  stack (Gaz et al. 2019 eq. 17-21);
+- :mod:`.payload`: one rigid body on a link, fully consistent (Traversaro et al. 2016; LMI and manifold);
+  :mod:`.drive_gains`: per-joint effort scales (Pennese et al. 2021 eq. 2); :mod:`.coupling_diagnostic`:
+  which joints look coupled.
 
 Imports :mod:`dynid_ros.robot`, :mod:`dynid_ros.data` and :mod:`dynid_ros.dynamics` below it.
 """

@@ -3,7 +3,9 @@ FollowJointTrajectory protocol. ROS-free (the nodes in :mod:`dynid_ros.ros` wire
 
 - :mod:`.execution_profile`: approach from the current pose, N periods, hold (start and end at rest);
 - :mod:`.robot_limits`: the limits from URDF + config, and the dense check of every motion before it is sent;
-- :mod:`.trajectory_execution`: the excitation run's states and staleness supervision;
+- :mod:`.trajectory_execution`, :mod:`.excitation_supervisor`: the excitation run's states, its start / wait /
+  supervise / abort logic; :mod:`.joint_state_cache`: live joint states merged by name, with their age;
+- :mod:`.orchestration`: record -> excite -> stop -> identify, step by step;
 - :mod:`.trajectory_reference`: the quintic reference a controller follows;
 - :mod:`.follow_joint_trajectory`: goals, tolerances and results of ``control_msgs/FollowJointTrajectory``.
 

@@ -7,7 +7,10 @@
   :mod:`.sigmoid_identification`, :mod:`.abs_effort` (unknown torque signs), :mod:`.mass_matrix` (M, g
   samples): the variants; :mod:`.identification_result`, :mod:`.timing`;
 - :mod:`.validate`: held-out torque prediction; :mod:`.results`: the result directory; :mod:`.report`: plots
-  and tables; :mod:`.robot_defaults`: a config derived from a URDF for a robot without one.
+  and tables; :mod:`.robot_defaults`: a config derived from a URDF for a robot without one;
+- :mod:`.frames_identification`, :mod:`.payload_identification`, :mod:`.gains`, :mod:`.body_identification`:
+  robots by frames, payloads, drive gains, an F/T-measured body; :mod:`.batch`, :mod:`.drift`
+  (:mod:`.drift_plots`): many bags on a Dask cluster, and parameters across runs.
 
 Imports every room below it (robot, data, dynamics, estimation, excitation); nothing above.
 """

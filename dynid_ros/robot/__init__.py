@@ -5,7 +5,9 @@
 - :mod:`.model`: :class:`~.model.RobotModel` from a URDF, xacro or DH table, reduced to the identified joints,
   mimic joints followed;
 - :mod:`.urdf_source`: URDF/xacro text as published (meshes, ``package://`` URIs, grippers);
-- :mod:`.urdf_writer`: the identified URDF;
+- :mod:`.urdf_writer`: the identified URDF; :mod:`.mjcf_writer`: the identified MJCF (``identified.xml``);
+- :mod:`.coupling`: motor-to-joint couplings (recordings in motor coordinates); :mod:`.frames`: robots
+  described by DH frames in their config (closed chains, springs, counterweights; Wang et al. 2019);
 - :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``);
 - :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``).
 

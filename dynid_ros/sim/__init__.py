@@ -4,7 +4,9 @@ ROS-free. :class:`GroundTruth` perturbs a nominal URDF (inertials, friction, arm
 sensor noise and bias) and gives the true parameter vector; :class:`Simulator` steps MuJoCo at
 1 kHz under a nominal-model tracking controller and returns what a ros2_control robot publishes;
 :func:`simulate_profile` runs a whole reference offline into a
-:class:`~dynid_ros.data.joint_states.JointStateSeries`.
+:class:`~dynid_ros.data.joint_states.JointStateSeries`. Also: :mod:`.trajectory_controller` (the simulated
+joint trajectory controller sim_node serves), :mod:`.coupled_drive` (an arm driven through a motor coupling),
+:mod:`.demo` (``dynid demo``) and :mod:`.robustness` (cases where the truth is known).
 """
 
 from dynid_ros.sim.controller import Gains, TrackingController
