@@ -145,15 +145,32 @@ def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
     # a forward_command_controller names its joints in its "joints" parameter: stream_joints are checked against it
     controller = spinner.add(Node("forward_position_controller", context=spinner.context))
     controller.declare_parameter("joints", PANDA)
+    # ros2_control's controller manager tells its update rate: the stream matches it (stream_rate_hz unset)
+    spinner.add(Node("controller_manager", context=spinner.context)).declare_parameter("update_rate", 200)
     commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
     excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
-               stream_rate_hz=200.0, stream_joints=PANDA)
+               stream_joints=PANDA)
     time.sleep(0.3)
     assert call_trigger(robot.node, "/excitation_node/start").success
     wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
     assert len(commands.messages) > 100, robot.status.messages
     first = np.array(commands.messages[0].data)
     np.testing.assert_allclose(first, mid_pose, atol=1e-3)
+
+
+def test_a_stream_slower_than_the_controller_manager_is_refused(spinner, trajectory_file, mid_pose):
+    """A 1 kHz forward controller fed at 100 Hz would see steps the checked profile does not make: refused."""
+    robot = Robot(spinner, PANDA, mid_pose, controller=False)
+    spinner.add(Node("forward_position_controller", context=spinner.context)).declare_parameter("joints", PANDA)
+    spinner.add(Node("controller_manager", context=spinner.context)).declare_parameter("update_rate", 1000)
+    commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
+    excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
+               stream_rate_hz=100.0, stream_joints=PANDA)
+    time.sleep(0.3)
+    assert call_trigger(robot.node, "/excitation_node/start").success  # it waits for the managers' answers
+    wait_for(lambda: robot.status.last["state"] == "aborted", what="aborted")
+    assert "stream_rate_hz 100 is below /controller_manager's update_rate 1000 Hz" in robot.status.last["message"]
+    assert commands.messages == []
 
 
 def test_topic_mode_is_not_done_when_the_robot_does_not_follow(spinner, trajectory_file, mid_pose):

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from rcl_interfaces.srv import GetParameters
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
@@ -62,17 +63,22 @@ class StreamLink:
     """Positions of the named ``joints`` (the forward controller's, in its order, checked against its ``joints``
     parameter) at ``rate_hz``.
 
-    Each command is the profile at the wall-clock time of the command: between two commands the
-    profile moves by at most ``peak speed / rate_hz``; the node refuses rates below the controller's
-    (see the node's ``stream_rate_hz``). Joints of the controller the profile does not move hold the
+    Each command is the profile at the wall-clock time of the command, at the controller manager's
+    ``update_rate`` (or a given ``rate_hz`` at least that): the forward controller gets a new position at every
+    update, so it never sees a step the checked profile does not make. A controller manager that does not tell
+    its rate, or a slower stream, is refused. Joints of the controller the profile does not move hold the
     position measured at the start.
     """
 
     confirms_end = False
 
     def __init__(self, node: Node, controller: str, rate_hz: float, joints: list[str],
-                 held: Callable[[list[str]], np.ndarray], active: Callable[[], bool]) -> None:
+                 held: Callable[[list[str]], np.ndarray], active: Callable[[], bool],
+                 manager: str = "/controller_manager") -> None:
         self.node, self.rate_hz, self.joints = node, rate_hz, list(joints)
+        self.manager = "/" + manager.strip("/")
+        self._update_rate: float | None = None
+        self._rate_client = self._rate_request = None
         self.topic, self.controller = f"/{controller}/commands", f"/{controller}"
         self.publisher = node.create_publisher(Float64MultiArray, self.topic, 10)
         self._held, self._active = held, active
@@ -95,11 +101,33 @@ class StreamLink:
             theirs = ", ".join(self._controller_joints) or "its joints parameter is unset"
             raise ControllerError(f"stream_joints ({', '.join(self.joints)}) are not the joints of {self.controller} "
                                   f"in its order ({theirs})")
+        if self._update_rate is None:
+            return self._ask_update_rate()
+        return None
+
+    def _ask_update_rate(self) -> str | None:
+        """The controller manager's ``update_rate`` [Hz]; the stream's rate is it (``rate_hz`` 0) or above."""
+        if self._rate_client is None:
+            self._rate_client = self.node.create_client(GetParameters, f"{self.manager}/get_parameters")
+        if self._rate_request is None and self._rate_client.service_is_ready():
+            self._rate_request = self._rate_client.call_async(GetParameters.Request(names=["update_rate"]))
+        if self._rate_request is None or not self._rate_request.done():
+            return f"waiting for the update_rate of {self.manager}"
+        response = self._rate_request.result()
+        value = response.values[0] if response is not None and response.values else None
+        rate = float(value.integer_value or value.double_value) if value is not None else 0.0
+        if rate <= 0:
+            raise ControllerError(f"{self.manager} has no update_rate: stream mode cannot match the controller's "
+                                  "rate (its commands would step); use mode action or topic")
+        if 0 < self.rate_hz < rate:
+            raise ControllerError(f"stream_rate_hz {self.rate_hz:g} is below {self.manager}'s update_rate {rate:g} "
+                                  "Hz: the forward controller would see steps between commands (leave "
+                                  "stream_rate_hz at 0 to match it)")
+        self._update_rate = rate
+        self.rate_hz = self.rate_hz or rate
         return None
 
     def _ask_controller_joints(self) -> str:
-        from rcl_interfaces.srv import GetParameters
-
         if self._parameters is None:
             self._parameters = self.node.create_client(GetParameters, f"{self.controller}/get_parameters")
         if self._request is None and self._parameters.service_is_ready():

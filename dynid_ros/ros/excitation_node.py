@@ -17,9 +17,11 @@ Parameters:
         ``/<controller>/commands``, a forward command controller).
     stream_joints (str[]): stream mode: the forward controller's joints in the order of its commands (its
         ``joints`` parameter); required in stream mode; joints the trajectory does not move hold their pose.
-    stream_rate_hz (double): stream mode: commands per second (100), each the profile sampled at the
-        command's wall-clock time (so between commands it moves at most peak speed / rate); set it to the
-        controller manager's update rate, or the controller sees steps. point_rate_hz (double): waypoints
+    stream_rate_hz (double): stream mode: commands per second, each the profile sampled at the command's
+        wall-clock time; 0 (default): the ``update_rate`` of ``controller_manager`` (ros2_control), so the
+        forward controller gets a new command at every update and never sees a step the profile does not
+        make; a rate below it, or a controller manager without ``update_rate``, is refused.
+    point_rate_hz (double): waypoints
         per second in action/topic mode (50; each carries positions, velocities and accelerations, so the
         controller interpolates quintically).
     cycles (int): periods of the excitation (1). autostart (bool): start when ready (false).
@@ -99,8 +101,9 @@ PARAMETERS = (
     Param("trajectory_file", "", "excitation trajectory YAML (dynid excite output)"),
     Param("controller_name", "joint_trajectory_controller", "controller that executes the motion"),
     Param("mode", "action", "action (FollowJointTrajectory) | topic (JointTrajectory) | stream (Float64MultiArray)"),
-    Param("stream_rate_hz", 100.0, "stream mode: position commands per second, each sampled from the profile",
-          low=1.0, high=10000.0),
+    Param("stream_rate_hz", 0.0, "stream mode: position commands per second, each sampled from the profile "
+          "(0 = the controller manager's update_rate; below it is refused)", low=0.0, high=10000.0),
+    Param("controller_manager", "/controller_manager", "stream mode: node whose update_rate the stream matches"),
     Param("stream_joints", [], "stream mode: the forward controller's joints, in the order of its commands"),
     Param("point_rate_hz", 50.0, "action/topic mode: waypoints per second", low=1.0, high=10000.0),
     Param("cycles", 1, "periods of the excitation", low=1, high=100000),
@@ -165,7 +168,7 @@ class ExcitationNode(Node):
         if p["mode"] == "stream":
             held = lambda joints: self.supervisor.states.positions(joints, 0.0, float("inf"))  # noqa: E731
             return StreamLink(self, controller, p["stream_rate_hz"], p["stream_joints"], held,
-                              lambda: self.supervisor.run.active)
+                              lambda: self.supervisor.run.active, p["controller_manager"])
         return ActionLink(self, controller, p, self.supervisor_ended)
 
     def supervisor_ended(self, success: bool, message: str) -> None:
