@@ -107,6 +107,8 @@ def pbpr_settings(args: argparse.Namespace, config: dict) -> dict:
 def run(args: argparse.Namespace) -> int:
     from dynid_ros.data.bag_io import read_joint_states
     from dynid_ros.data.output_paths import RESULT, check_output
+    from dynid_ros.pipeline.identification_report import HTML_FILE
+    from dynid_ros.pipeline.provenance import provenance
     from dynid_ros.pipeline.results import write_result
 
     options = options_from_args(args)
@@ -128,7 +130,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg)
     with timer.stage("write"):
-        warnings = write_result(result, Path(args.out), inputs)
+        sources = {"bag": args.bag, "urdf": args.urdf, "dh": args.dh, "config": args.config,
+                   "mass_matrix": args.mass_matrix}
+        warnings = write_result(result, Path(args.out), inputs,
+                                provenance(result.options, sources, result.model.urdf_xml,
+                                           getattr(args, "argv", None)))
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
         print(f"warning: {warning}")
     masses = [result.delta[result.layout.link_slice(k)][0] for k in range(len(result.layout.links))]
@@ -140,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name} follows {m['leader']} (mimic, multiplier {m['multiplier']:g}, offset {m['offset']:g}): its link "
               f"is identified through {m['leader']}'s torque, no friction or armature of its own")
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
-    print(f"wrote {args.out}/")
+    print(f"wrote {args.out}/ (readable report: {Path(args.out) / HTML_FILE})")
     return 0
 
 

@@ -26,6 +26,7 @@ from dynid_ros.estimation import estimators
 from dynid_ros.estimation.estimators import relative_std
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
+from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.robot.model import RobotModel, load_model, nominal_parameters
 from dynid_ros.robot.parameters import FRICTION_TERMS, ParameterLayout, parse_friction
 from dynid_ros.robot.urdf_writer import attached_parameters
@@ -94,6 +95,10 @@ class IdentificationResult:
     residual_inflation: float = 1.0
     friction_sigmoid: np.ndarray | None = None
     """(n_dof, 3) ``[phi1, phi2, phi3]`` per joint with ``--friction sigmoid`` (Gaz et al. 2019 eq. 25)."""
+    fit: FitSeries | None = None
+    """The window's processed motion, recorded and predicted torque (for the report); None without a torque fit."""
+    prior_std: np.ndarray | None = None
+    """Standard deviation of the prior on each standard parameter (None without a prior)."""
 
 
 class StageTimer:
@@ -221,10 +226,13 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         realism = link_realism(delta, nominal, layout, attached)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
-    return IdentificationResult(model, layout, base, delta, beta, relative_std(beta_std, beta), nominal, feasible,
-                                status, err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
-                                asdict(processing), [m.to_dict() for m in missing], realism, estimate.delta_std,
-                                estimate.inflation)
+    result = IdentificationResult(model, layout, base, delta, beta, relative_std(beta_std, beta), nominal, feasible,
+                                  status, err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
+                                  asdict(processing), [m.to_dict() for m in missing], realism, estimate.delta_std,
+                                  estimate.inflation)
+    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, tau_hat)
+    result.prior_std = prior.std if options.prior == "nominal" else None
+    return result
 
 
 FEASIBLE_METHODS = ("fbpe", "bpfc")
