@@ -37,7 +37,7 @@ from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_para
 from dynid_ros.dynamics.regressor import regressor, regressor_3d
 from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
-from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, limits_from_model
+from dynid_ros.excitation.limits import ExcitationLimits, check_trajectory_limits, effort_bounds, limits_from_model
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
 from dynid_ros.excitation.trajectory_file import CHECK_RATE_HZ, ExcitationTrajectory
 from dynid_ros.robot.model import RobotModel, rnea_derivatives
@@ -49,6 +49,11 @@ OBJECTIVES = ("cond", "logdet")
 GRID_SHRINK = 0.995
 """The optimizer's grid uses this fraction of the limits, so the 1 kHz check rarely needs rescaling."""
 DEFAULT_FREQUENCY_HZ = 0.1
+TORQUE_MARGIN = 0.05
+"""The optimizer keeps the nominal torques within ``1 - TORQUE_MARGIN`` of the effort bounds on its coarse grid
+(20 points per harmonic), so that the 1 kHz check of the executed motion (against the bounds themselves) passes."""
+SHRINK_STEP, SHRINK_STEPS = 0.97, 40
+"""A trajectory over an effort bound on the 1 kHz grid is shrunk about ``q0`` by this factor, at most this often."""
 MAX_SCALED_CONDITION_NUMBER = 100.0
 """Default acceptance of an excitation: its condition number with unit-norm columns at most this. Measured at
 random states over the whole joint ranges it is 4.9 to 7.6 for example-robot-data's SO-100 (0.6 kg), Z1, Kinova,
@@ -70,7 +75,9 @@ class ExcitationOptions:
         objective: ``cond`` (condition number) or ``logdet`` (D-optimality, maximize log det Y^T Y);
         config: the ``excitation:`` config section, for :func:`limits_from_model`;
         margins: overrides of the config's ``margins``; limits: explicit limits (skip the model's);
-        torque_limits: also bound the nominal model's torques (effort limits x margin);
+        torque_limits: require effort limits for every joint (the nominal model's torques are bounded wherever the
+            description or config gives one, always: :func:`dynid_ros.excitation.limits.effort_bounds`, the bound
+            of the execution check, kept with :data:`TORQUE_MARGIN` on the optimizer's grid);
         cartesian_boxes: ``{frame: [[xlo, xhi], [ylo, yhi], [zlo, zhi]]}`` in the base frame (Wang et al. 2019);
         grid_rate_hz: objective sampling rate (50 Hz is the condition number's definition);
         constraint_points: constraint grid points per period (default 40 per harmonic, at least 200);
@@ -205,7 +212,7 @@ class _Problem:
     """The optimization problem: variables, objective with gradient, linear and nonlinear constraints."""
 
     def __init__(self, model: RobotModel, options: ExcitationOptions, limits: ExcitationLimits,
-                 base: BaseParameters) -> None:
+                 base: BaseParameters, effort_bound: np.ndarray | None = None) -> None:
         self.model, self.options, self.limits, self.base = model, options, limits, base
         self.n, self.harmonics, self.wf = model.n_dof, options.harmonics, options.pulsation
         self.width = 2 * self.harmonics + 1
@@ -224,7 +231,11 @@ class _Problem:
         self.pdata = self.pm.createData()
         self.p0 = [np.array(self.pm.inertias[k + 1].toDynamicParameters()) for k in range(model.n_bodies)]
         self.p0 = [p if p[0] > 1e-3 else p + np.array([1.0, 0, 0, 0, 1, 0, 1, 0, 0, 1]) for p in self.p0]
-        self.nonlinear = options.torque_limits and limits.effort is not None
+        if effort_bound is None:
+            effort_bound = np.full(self.n, np.inf)
+        self.effort = np.minimum(effort_bound, limits.effort) if limits.effort is not None else effort_bound
+        self.effort_joints = np.flatnonzero(np.isfinite(self.effort))
+        self.nonlinear = self.effort_joints.size > 0
         self.frames = {name: _frame_id(model, name) for name in options.cartesian_boxes}
         self.column_scale = robot_column_scale(model, base)
         self.t_nl = np.arange(max(100, 20 * self.harmonics)) * period / max(100, 20 * self.harmonics)
@@ -337,8 +348,10 @@ class _Problem:
         q, dq, ddq = self.states(x, self.b_nl)
         parts = []
         if self.nonlinear:
-            tau = nominal_torques(self.model, q, dq, ddq)
-            parts += [(self.limits.effort - tau).reshape(-1), (self.limits.effort + tau).reshape(-1)]
+            k = self.effort_joints
+            tau = nominal_torques(self.model, q, dq, ddq)[:, k]
+            bound = (1.0 - TORQUE_MARGIN) * self.effort[k]
+            parts += [(bound - tau).reshape(-1), (bound + tau).reshape(-1)]
         for name, frame in self.frames.items():
             box = np.asarray(self.options.cartesian_boxes[name], dtype=float)
             p = self._frame_positions(q, frame)
@@ -349,8 +362,9 @@ class _Problem:
         q, dq, ddq = self.states(x, self.b_nl)
         rows = []
         if self.nonlinear:
+            k = self.effort_joints
             dq_, dv_, da_ = nominal_torque_jacobians(self.model, q, dq, ddq)
-            jac = self._state_jacobian(dq_, dv_, da_)
+            jac = self._state_jacobian(dq_[:, k], dv_[:, k], da_[:, k])
             rows += [-jac, jac]
         for frame in self.frames.values():
             jq = self._frame_jacobians(q, frame)
@@ -448,7 +462,7 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
     if options.torque_limits and limits.effort is None:
         raise ConfigError("torque_limits needs effort limits")
     base = condition_base(model)
-    problem = _Problem(model, options, limits, base)
+    problem = _Problem(model, options, limits, base, effort_bounds(model, options.config))
     best = _Best()
     constraints = [
         {"type": "ineq", "fun": lambda x: problem.b_ub - problem.a_ub @ x, "jac": lambda x: -problem.a_ub},
@@ -498,7 +512,7 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
     if best.x is None:
         raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
                               "(torque limits or Cartesian boxes that exclude every start?)")
-    trajectory = _verified(problem, problem.project_rest(best.x))
+    trajectory = _within_effort(problem, _verified(problem, problem.project_rest(best.x)))
     condition = excitation_condition_number(model, trajectory, base)
     scaled = excitation_scaled_condition_number(model, trajectory, base)
     if not scaled <= options.max_condition_number:
@@ -539,6 +553,27 @@ def _verified(problem: _Problem, x: np.ndarray) -> FourierTrajectory:
     ratios = ratios[ratios > 0]
     scale = float(np.min(ratios))
     return trajectory if scale >= 1.0 else trajectory.scaled(scale * (1 - 1e-9))
+
+
+def _within_effort(problem: _Problem, trajectory: FourierTrajectory) -> FourierTrajectory:
+    """The trajectory whose nominal torques, on the 1 kHz grid of the execution check, are within the effort
+    bounds (:func:`dynid_ros.excitation.limits.effort_bounds`): the optimizer kept them within
+    ``1 - TORQUE_MARGIN`` of the bounds on its coarse grid; a peak between its points is removed by shrinking the
+    motion about ``q0`` (by :data:`SHRINK_STEP` at a time). ExcitationError if that does not get there."""
+    k = problem.effort_joints
+    if not k.size:
+        return trajectory
+    for _ in range(SHRINK_STEPS):
+        n = int(math.ceil(trajectory.period * CHECK_RATE_HZ))
+        q, dq, ddq = trajectory.evaluate(np.linspace(0.0, trajectory.period, n + 1))
+        tau = nominal_torques(problem.model, q, dq, ddq)[:, k]
+        peak = float(np.max(np.abs(tau) / problem.effort[k]))
+        if peak <= 1.0:
+            return trajectory
+        trajectory = trajectory.scaled(SHRINK_STEP)
+    raise ExcitationError(f"the nominal torque stays {100 * (peak - 1):.1f} % above the effort limits (times the "
+                          "effort margin) even with the motion shrunk: the robot cannot hold its own weight within "
+                          "them in this range; narrow the position range or raise the effort margin")
 
 
 def _check_cartesian(problem: _Problem, trajectory: FourierTrajectory) -> None:

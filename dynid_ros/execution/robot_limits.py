@@ -22,12 +22,10 @@ import numpy as np
 
 from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation.limits import (
-    DEFAULT_MARGINS,
     ExcitationLimits,
-    _mapping,
-    _per_joint,
     _raise_on_violation,
     check_sampled_limits,
+    effort_bounds,
     limits_from_model,
 )
 
@@ -79,10 +77,7 @@ def robot_limits(model: RobotModel, config: dict | None = None, source: str | No
         config = dict(config["excitation"])
     config.pop("torque_limits", None)  # effort is always checked here, where given
     limits = limits_from_model(model, config)
-    margins = {**DEFAULT_MARGINS, **_mapping(config.get("margins"), "margins")}
-    effort = _per_joint(config.get("effort"), tuple(model.joints), np.array(model.effort_limits, dtype=float),
-                        "effort")
-    effort = np.where(np.isfinite(effort) & (effort > 0), effort * margins["effort"], np.inf)
+    effort = effort_bounds(model, config)  # the optimizer's bound too
     name = source or str(getattr(model, "urdf_path", None) or getattr(model, "source", None) or "robot description")
     given = "the config's" if {"margins", "acceleration", "velocity", "position", "effort"} & set(config) else "default"
     return RobotLimits(model, limits, effort, f"the robot ({name} with {given} margins and accelerations)")
