@@ -175,3 +175,31 @@ def test_document_renders_the_same_content_to_html_and_markdown(tmp_path):
     assert "data:image/png;base64,iVBORw0KGgo=" in page
     markdown = doc.markdown(tmp_path)
     assert "| ⚠ l2 | 0.1 |" in markdown and "![caption <b>](a.png)" in markdown
+
+
+def test_a_tool_the_urdf_lacks_is_reported_as_a_tool_not_absorbed_into_the_links(tmp_path):
+    """Issue 19 case (e): a 1 kg tool 5 cm beyond the last link's frame, absent from the nominal URDF. The default
+    command models it as a body of its own: report.json's unmodelled_load has its mass within 20 %, every link
+    stays within [0.5x, 2x] of the truth, and the readable report names it."""
+    from dynid_ros.robot.parameters import link_parameters
+
+    model = load_model(urdf=PANDA_URDF)
+    layout = model.layout_for()
+    truth = nominal_parameters(model, layout)
+    for j in range(7):
+        truth[layout.joint_index(j, "fv")], truth[layout.joint_index(j, "fc")] = 0.2, 0.3
+    truth[layout.link_slice(6)] += link_parameters(1.0, np.array([0.0, 0.0, 0.05]), 1e-4 * np.eye(3))
+    t = np.arange(0.0, 20.0, 5e-3)
+    q, dq, ddq = _motion(t, 7, 1)
+    q = q + model.position_limits.mean(axis=1)
+    tau = torques(model, layout, truth, q, dq, ddq)
+    tau += 0.01 * tau.std(axis=0) * np.random.default_rng(0).standard_normal(tau.shape)
+    bag = write_joint_states(tmp_path / "bag", JointStateSeries(list(model.joints), t, q, dq, tau))
+    out = tmp_path / "result"
+    assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bag), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    load = report["unmodelled_load"]
+    assert load is not None and load["link"] == "panda_link7", report["link_realism"]
+    assert 0.8 <= load["mass"] <= 1.2 and load["mass_std"] < 0.5, load
+    assert all(r["realistic_mass"] for r in report["link_realism"]), report["link_realism"]
+    assert "that the URDF lacks" in (out / "report.html").read_text()

@@ -82,6 +82,7 @@ def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
         prior_tolerance=dict(config.get("prior_tolerance") or {}),
         strict=bool(pick(getattr(args, "strict", None), config, "strict", False)),
         pbpr=pbpr_settings(args, config),
+        unmodelled_load=bool(config.get("unmodelled_load", defaults.unmodelled_load)),
     )
 
 

@@ -114,6 +114,12 @@ def build_document(result: IdentificationResult, provenance: dict, figure_dir: P
                   f"{100 * worst:.1f} %); {result.base.n_base} base parameters.")
     for warning in result.warnings:
         doc.paragraph(warning, note=True)
+    load = result.unmodelled_load
+    if load is not None:
+        doc.paragraph(f"A load of {load['mass']:.2f} kg (± {load['mass_std']:.2f}) at "
+                      f"{100 * float(np.linalg.norm(load['com'])):.0f} cm on link {load['link']} that the URDF lacks "
+                      "(a tool or payload): modelled as a body of its own, not absorbed into the links; "
+                      "identified.urdf carries it in that link.", note=True)
     units = joint_units(result.model)
     found: list[JointDiagnostics] = []
     if result.fit is not None:

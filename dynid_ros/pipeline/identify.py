@@ -26,6 +26,7 @@ from dynid_ros.estimation import estimators
 from dynid_ros.estimation.estimators import relative_std
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
+from dynid_ros.estimation.unmodelled_load import flange_load, split_extra_body, with_extra_body
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.robot.model import RobotModel, load_model, nominal_parameters
 from dynid_ros.robot.parameters import FRICTION_TERMS, ParameterLayout, parse_friction
@@ -57,6 +58,8 @@ class IdentificationOptions:
     prior_tolerance: dict = field(default_factory=dict)
     strict: bool = False
     pbpr: dict = field(default_factory=dict)
+    unmodelled_load: bool = True
+    """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
 
     def check(self) -> None:
         """Raise ConfigError for invalid choices."""
@@ -99,6 +102,8 @@ class IdentificationResult:
     """The window's processed motion, recorded and predicted torque (for the report); None without a torque fit."""
     prior_std: np.ndarray | None = None
     """Standard deviation of the prior on each standard parameter (None without a prior)."""
+    unmodelled_load: dict | None = None
+    """``{"link", "mass", "com", "mass_std"}`` of a load on the last link the URDF lacks (None: the data show none)."""
 
 
 class StageTimer:
@@ -199,6 +204,10 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                       joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    link_prior, load = prior, None
+    if options.unmodelled_load and options.prior == "nominal" and np.any(nominal[layout.indices("m")] > 0):
+        load = flange_load(nominal, layout, attached)  # a tool the URDF lacks: its own body, mass from 0
+        prior = with_extra_body(prior, layout, load)
     with timer.stage("identifiability"):
         informative = options.prior == "nominal" and bool(np.any(nominal[layout.indices("m")] > 0))
         if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
@@ -223,7 +232,12 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         if options.method in FEASIBLE_METHODS and not feasible:
             raise EstimationError(f"{options.method}: the estimate fails its own physical-consistency or bound "
                                   "check; nothing written")
-        realism = link_realism(delta, nominal, layout, attached)
+        load_delta, load_report = np.zeros_like(delta), None
+        if load is not None:
+            params, load_report = split_extra_body(delta, estimate.delta_std, link_prior, layout, load)
+            if load_report is not None:  # the links' realism without the load
+                load_delta[layout.link_slice(load.link)] = params
+        realism = link_realism(delta - load_delta, nominal, layout, attached)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
     result = IdentificationResult(model, layout, base, delta, beta, relative_std(beta_std, beta), nominal, feasible,
@@ -232,6 +246,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
                                   estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, tau_hat)
     result.prior_std = prior.std if options.prior == "nominal" else None
+    result.unmodelled_load = load_report
     return result
 
 

@@ -88,6 +88,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "not_identified": result.not_identified,
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
+        "unmodelled_load": result.unmodelled_load,
         "warnings": result.warnings,
         **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
            if result.friction_sigmoid is not None else {}),
