@@ -5,7 +5,9 @@ tells a tool from the link is the prior: the link has its CAD tolerances (:mod:`
 load a wide prior with mean 0 (its mass from 0, not from the URDF). With both Gaussian, the MAP estimate of the sum
 is that of the link with the prior covariance ``Sigma_L + Sigma_load`` (:func:`with_extra_body`), and the load's
 share of the estimate is the conditional mean ``Sigma_load (Sigma_L + Sigma_load)^-1 (delta_sum - mean_L)``
-(:func:`split_extra_body`). Without it, a tool the URDF lacks is absorbed into whichever links explain its
+(:func:`split_extra_body`). When the load is not significant (:data:`SIGNIFICANT`), the identification is run
+again with the links' own prior (:func:`dynid_ros.pipeline.identify.identify`): an arm without a tool is identified
+exactly as before. Without it, a tool the URDF lacks is absorbed into whichever links explain its
 torque best (Gaz et al. 2019 and Wang et al. 2019 identify a payload the same way: as a body of its own).
 
 The load's prior: mass std :data:`LOAD_MASS_SHARE` of the arm's nominal mass; first moments ``sigma_m l`` and second
@@ -36,12 +38,14 @@ class ExtraBody:
     covariance: np.ndarray
 
 
-def flange_load(nominal: np.ndarray, layout: ParameterLayout, attached: np.ndarray | None = None) -> ExtraBody:
-    """The wide prior of a load on the last link (module docstring)."""
+def flange_load(nominal: np.ndarray, layout: ParameterLayout, attached: np.ndarray | None = None,
+                link: int | None = None) -> ExtraBody:
+    """The wide prior of a load on link ``link`` (default the last; the flange: the link the last identified joint
+    moves, not a mimic follower such as a finger) (module docstring)."""
     own = nominal - (0.0 if attached is None else attached)
     masses = np.array([own[layout.link_slice(k)][0] for k in range(len(layout.links))])
     sigma = LOAD_MASS_SHARE * max(float(masses.sum()), 1e-3)
-    last = len(layout.links) - 1
+    last = len(layout.links) - 1 if link is None else int(link)
     length = float(link_scales(own, layout)[last][1])
     std = np.array([sigma] + [sigma * length] * 3 + [sigma * length**2] * 6)
     return ExtraBody(last, np.diag(std**2))

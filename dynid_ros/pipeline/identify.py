@@ -206,7 +206,8 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
                       joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
     link_prior, load = prior, None
     if options.unmodelled_load and options.prior == "nominal" and np.any(nominal[layout.indices("m")] > 0):
-        load = flange_load(nominal, layout, attached)  # a tool the URDF lacks: its own body, mass from 0
+        flange = model.joint_ids[-1] - 1  # the body the last identified joint moves (pinocchio joint k: body k - 1)
+        load = flange_load(nominal, layout, attached, flange)  # a tool the URDF lacks: its own body, mass from 0
         prior = with_extra_body(prior, layout, load)
     with timer.stage("identifiability"):
         informative = options.prior == "nominal" and bool(np.any(nominal[layout.indices("m")] > 0))
@@ -221,6 +222,11 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
     with timer.stage("estimate"):
         estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached,
                              {m.index: m.value for m in missing})
+        load_params, load_report = (None, None) if load is None else \
+            split_extra_body(estimate.delta, estimate.delta_std, link_prior, layout, load)
+        if load is not None and load_report is None:  # the data show no load: the links keep their own prior
+            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached,
+                                 {m.index: m.value for m in missing})
     beta, delta, status, beta_std = estimate.beta, estimate.delta, estimate.status, estimate.beta_std
     if status != "optimal":
         warnings.append(f"solver status {status}: the estimate may be inaccurate")
@@ -232,11 +238,9 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
         if options.method in FEASIBLE_METHODS and not feasible:
             raise EstimationError(f"{options.method}: the estimate fails its own physical-consistency or bound "
                                   "check; nothing written")
-        load_delta, load_report = np.zeros_like(delta), None
-        if load is not None:
-            params, load_report = split_extra_body(delta, estimate.delta_std, link_prior, layout, load)
-            if load_report is not None:  # the links' realism without the load
-                load_delta[layout.link_slice(load.link)] = params
+        load_delta = np.zeros_like(delta)
+        if load_report is not None:  # the links' realism without the load
+            load_delta[layout.link_slice(load.link)] = load_params
         realism = link_realism(delta - load_delta, nominal, layout, attached)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
@@ -245,7 +249,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str
                                   asdict(processing), [m.to_dict() for m in missing], realism, estimate.delta_std,
                                   estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, tau_hat)
-    result.prior_std = prior.std if options.prior == "nominal" else None
+    result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
     return result
 
