@@ -152,7 +152,8 @@ def _continuous_unwrap(work: Path) -> str:
     from dynid_ros.robot.model import load_model
 
     try:
-        from dynid_ros.pipeline.identify import IdentificationOptions, prepare_series  # before the rooms, part 2
+        from dynid_ros.pipeline.linear_identification import prepare_series  # before the rooms, part 2
+        from dynid_ros.pipeline.options import IdentificationOptions  # before the rooms, part 2
     except ImportError:
         from dynid_ros.pipeline.linear_identification import prepare_series
         from dynid_ros.pipeline.options import IdentificationOptions
@@ -185,7 +186,8 @@ def _gap() -> str:
 
 def _locked(data: Path) -> str:
     from dynid_ros.data.joint_states import JointStateSeries
-    from dynid_ros.pipeline.identify import IdentificationOptions, identify
+    from dynid_ros.pipeline.identify import identify
+    from dynid_ros.pipeline.options import IdentificationOptions
 
     z = np.load(data / "locked.npz")
     names = [f"panda_joint{i}" for i in range(1, 8)]

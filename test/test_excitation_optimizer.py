@@ -165,3 +165,26 @@ def test_time_budget_returns_the_best_feasible_so_far(panda, panda_config):
     assert time.perf_counter() - started < 2.0 + 5.0  # the budget, plus the final 1 kHz check
     assert result.info["starts"] < 500
     check_trajectory_limits(result.trajectory, result.limits, rate_hz=1000.0)
+
+
+def test_what_the_optimizer_returns_passes_the_execution_check_with_its_effort_bound():
+    """Issue 19: `dynid demo --urdf xarm7.urdf` ended with "nominal torque -40.0006 ... outside the limits [-40, 40]":
+    the optimizer did not bound the torques the execution check bounds. Both now use one effort bound
+    (excitation.limits.effort_bounds): the optimizer's result passes robot_limits.check_motion, effort included."""
+    from dynid_ros.excitation.limits import effort_bounds
+    from dynid_ros.execution.robot_limits import check_motion, robot_limits
+    from dynid_ros.pipeline.robot_defaults import derive_config
+    from dynid_ros.robot.model import load_model
+
+    from robots import example_robot_urdf
+
+    model = load_model(urdf=example_robot_urdf("xarm_description/urdf/xarm7.urdf"))
+    config = derive_config(model)["excitation"]
+    config["margins"]["effort"] = 0.68  # joint 2: gravity alone needs 0.65 of its limit, an unbounded result 0.70
+    options = ExcitationOptions.from_config(config, n_starts=1, harmonics=3, time_budget_s=15.0)
+    result = optimize_excitation(model, options, progress=False)
+    robot = robot_limits(model, config)
+    assert np.array_equal(robot.effort, effort_bounds(model, config)) and np.isfinite(robot.effort).all()
+    t = np.linspace(0.0, result.trajectory.period, int(result.trajectory.period * 1000) + 1)
+    margins = check_motion(robot, model.joints, t, *result.trajectory.evaluate(t))
+    assert margins["effort"] >= 0.0

@@ -9,6 +9,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from dynid_ros.data.output_paths import MARKER
+from dynid_ros.pipeline.identification_report import REPORT_FILES
 from dynid_ros.pipeline.options import identification_options
 from dynid_ros.pipeline.results import MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, URDF_FILE
 from dynid_ros.robot.config import config_section
@@ -53,10 +54,12 @@ def test_identify_publishes_urdf_report_and_writes_files(spinner, bag, tmp_path)
     urdf = Latest(helper, String, "/identification_node/robot_description", status_qos())
     report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
     wait_for(lambda: urdf.messages and report.messages, what="latched URDF and report")
-    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER])
+    assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER,
+                                                            *REPORT_FILES])
     assert urdf.last.data == (out / URDF_FILE).read_text()
     assert report.last == json.loads((out / REPORT_FILE).read_text())
     assert report.last["feasible"] is True and report.last["method"] == "fbpe"
+    assert report.last["report_html"] == str((out / "report.html").resolve())  # the readable report's path
     assert_physically_consistent(urdf.last.data)
     assert rsp.get_parameter("robot_description").value == urdf.last.data
     assert "updated /robot_state_publisher" in status.last["message"]

@@ -16,6 +16,7 @@ from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.penalty_retrieval import RetrievalSettings, default_box, retrieve, standard_from_com
+from dynid_ros.pipeline.identification_report import REPORT_FILES
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import inertia_about_com
 
@@ -138,7 +139,7 @@ def test_real_panda_pbpr_writes_a_feasible_result_that_validates(panda_bag, tmp_
                  f"{SPLIT_S}", "--config", str(config_file), "--method", "pbpr", "--pbpr-starts", "1",
                  "--out", str(out)]) == 0
     assert {p.name for p in out.iterdir()} == {"identified.urdf", "identified.xml", "parameters.yaml", "report.json",
-                                              ".dynid_output"}
+                                              ".dynid_output", *REPORT_FILES}
     report = json.loads((out / "report.json").read_text())
     assert report["method"] == "pbpr" and report["feasible"] is True
     assert 14.0 <= report["total_mass"] <= 22.0 and min(report["link_masses"].values()) > 0

@@ -53,3 +53,23 @@ def test_link_realism_compares_each_link_without_its_attached_part():
     (row,) = link_realism(heavier, nominal, LAYOUT, attached)
     assert row["prior_mass"] == pytest.approx(2.0) and row["mass_ratio"] == pytest.approx(2.5)
     assert not row["realistic_mass"] and row["com_shift_m"] == pytest.approx(0.05, rel=1e-6)
+
+
+def test_com_tolerance_scales_with_the_link_and_joint_terms_start_from_the_description():
+    """Issue 19: the default CoM tolerance is a share of the link's size (its radius of gyration about the joint
+    origin), so a link ten times smaller gets a ten times tighter CoM prior; the URDF's damping, friction and
+    armature are the prior means of the joint terms."""
+    layout = ParameterLayout(("j1", "j2"), ("big", "small"), ("viscous", "coulomb"), True)
+    big = link_parameters(2.0, np.array([0.0, 0.0, 0.2]), np.diag([0.02, 0.02, 0.01]))
+    small = big.copy()
+    small[1:4] *= 0.1  # the same body ten times smaller: m c scales with l, the second moments with l^2
+    small[4:] *= 0.01
+    joint_terms = np.array([0.3, 1.5, 0.01, 0.05, 0.2, 0.002])  # j1: fv, fc, Ia; j2: fv, fc, Ia (URDF values)
+    prior = cad_prior(np.concatenate([big, small, joint_terms]), layout, PriorTolerances(),
+                      joint_scales=np.ones(26))
+    first_moment_std = [prior.std[layout.link_slice(k)][1] for k in range(2)]  # m * sigma_c along x
+    assert first_moment_std[0] == pytest.approx(10.0 * first_moment_std[1], rel=1e-6)
+    assert np.allclose(prior.mean[20:], joint_terms)
+    absolute = cad_prior(np.concatenate([big, small, joint_terms]), layout, PriorTolerances(com=0.03),
+                         joint_scales=np.ones(26))
+    assert absolute.std[1] == pytest.approx(absolute.std[11], rel=1e-6)  # the config's metres: the same for both

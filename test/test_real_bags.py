@@ -146,7 +146,7 @@ def test_every_output_reproduces_the_validated_torques(identified, panda):
     import mujoco
     import pinocchio as pin
 
-    from dynid_ros.pipeline.identify import IdentificationOptions
+    from dynid_ros.pipeline.options import IdentificationOptions
     from dynid_ros.pipeline.validate import processed_window, validate
 
     out = identified["out"]

@@ -19,6 +19,8 @@ from test_sim_cli import write_short_panda_trajectory
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 
+SO100_ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
+
 UR10_ERD = "ur_description/urdf/ur10_robot.urdf"
 TRUTH = GroundTruth(mass=0.1, com=0.01, inertia=0.1, damping=0.1, friction=0.3, armature=0.02, noise=0.0, seed=2)
 FRICTION = ("viscous", "coulomb", "offset")
@@ -354,13 +356,35 @@ def test_a_locked_joint_named_like_a_link_loads():
     assert model.pin_model.existFrame("gripper")  # the link
 
 
-def test_derived_excitation_accepts_what_the_robots_own_scale_allows():
-    """The condition number in SI units is about 35 at random states for a 7 kg+ arm but 6.6e5 for the 0.6 kg
-    SO-100: a derived config scales the accepted condition number by the robot's own (and keeps 1000 as the floor)."""
+def test_the_excitation_criterion_does_not_depend_on_the_robots_size():
+    """In SI units the base regressor's condition number at random states is 35-60 for a 5-29 kg arm but 6.8e5 for
+    the 0.6 kg SO-100 (its inertia columns are 1e-5 of its mass columns); with unit-norm columns it is about 5 for
+    all of them, so one threshold fits every robot and a derived config needs no allowance (issue 19)."""
+    from dynid_ros.dynamics.base_parameters import random_states
+    from dynid_ros.dynamics.regressor import regressor
+    from dynid_ros.excitation.optimizer import MAX_SCALED_CONDITION_NUMBER, condition_base, scaled_condition_number
     from dynid_ros.pipeline.robot_defaults import derive_config
 
-    panda = load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS))
-    so100 = load_model(urdf=example_robot_urdf("so_arm_description/urdf/so100.urdf"),
-                       joints=["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"])
-    assert 1000.0 <= derive_config(panda)["excitation"]["max_condition_number"] < 2000.0
-    assert derive_config(so100)["excitation"]["max_condition_number"] > 1e6
+    robots = {"so100": load_model(urdf=example_robot_urdf("so_arm_description/urdf/so100.urdf"), joints=SO100_ARM),
+              "panda": load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS)),
+              "ur10": load_model(urdf=example_robot_urdf("ur_description/urdf/ur10_robot.urdf"))}
+    plain, scaled = {}, {}
+    for name, model in robots.items():
+        base = condition_base(model)
+        w = base.project(regressor(model, base.layout, *random_states(model, 400, np.random.default_rng(0))))
+        plain[name], scaled[name] = np.linalg.cond(w), scaled_condition_number(w)
+        assert "max_condition_number" not in derive_config(model)["excitation"]
+    assert plain["so100"] > 1e4 * plain["ur10"]  # SI units follow the size
+    assert max(scaled.values()) < 2 * min(scaled.values()) < 20 < MAX_SCALED_CONDITION_NUMBER, scaled
+
+
+@pytest.mark.parametrize("robot", ["so_arm_description/urdf/so100.urdf", "ur_description/urdf/ur10_robot.urdf"])
+def test_excite_with_no_config_succeeds_on_a_small_and_a_large_arm(robot, tmp_path, capsys):
+    """`dynid excite --urdf F` with no config: a 0.6 kg and a 29 kg arm of example-robot-data (one short start)."""
+    out = tmp_path / "traj.yaml"
+    args = ["excite", "--urdf", str(example_robot_urdf(robot)), "--starts", "1", "--harmonics", "3",
+            "--time-budget", "5", "--no-progress", "--out", str(out)]
+    if "so100" in robot:
+        args[3:3] = ["--joints", ",".join(SO100_ARM)]
+    assert main(args) == 0, capsys.readouterr().err
+    assert out.is_file() and "with unit-norm columns" in capsys.readouterr().out

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{trajectory.n_dof} joints, L = {trajectory.harmonics}, wf = {trajectory.wf:.4f} rad/s "
           f"(period {trajectory.period:.2f} s); {result.info['starts']} start(s) in {result.info['time_s']:.1f} s")
     print(f"condition number {result.condition_number:.2f} (base regressor, one period at 50 Hz, "
-          f"{result.info['n_base']} base parameters)")
+          f"{result.info['n_base']} base parameters); {result.info['condition_number_scaled']:.2f} with unit-norm "
+          "columns (independent of units and robot size)")
     print(f"tightest limit margin: {100 * margins[tightest]:.2f} % ({margins['tightest']}; checked at 1 kHz)")
     print(f"wrote {args.out}")
     return 0

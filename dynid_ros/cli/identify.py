@@ -21,10 +21,12 @@ from dynid_ros.pipeline.frames_identification import (
     write_frames_result,
 )
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
+from dynid_ros.pipeline.identification_report import HTML_FILE
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
 from dynid_ros.pipeline.payload_identification import identify_frames_payload, identify_payload, write_payload
+from dynid_ros.pipeline.provenance import provenance
 from dynid_ros.pipeline.results import load_parameters, write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section, load_config
@@ -139,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
             result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
                               model=coupled_model(args, options, timer))
     with timer.stage("write"):
-        warnings = write_result(result, Path(args.out), inputs)
+        sources = {"bag": args.bag, "urdf": args.urdf, "dh": args.dh, "config": args.config,
+                   "mass_matrix": args.mass_matrix}
+        warnings = write_result(result, Path(args.out), inputs,
+                                provenance(result.options, sources, result.model.urdf_xml,
+                                           getattr(args, "argv", None)))
     for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
         print(f"warning: {warning}")
     masses = [result.delta[result.layout.link_slice(k)][0] for k in range(len(result.layout.links))]
@@ -156,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"identified.urdf holds the inertials and <dynamics damping friction>; it cannot hold the "
               f"{', '.join(omitted)} (report.json urdf_omits, parameters.yaml; identified.xml holds the armature)")
     print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
-    print(f"wrote {args.out}/")
+    print(f"wrote {args.out}/ (readable report: {Path(args.out) / HTML_FILE})")
     return 0
 
 

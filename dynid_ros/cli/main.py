@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``dynid``; returns the exit code."""
     parser, modules = build_parser()
     args = parser.parse_args(argv)
+    args.argv = ["dynid", *(sys.argv[1:] if argv is None else argv)]  # the command, for the report's provenance
     if not args.command:
         parser.print_help()
         return 2

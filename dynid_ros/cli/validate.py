@@ -9,8 +9,10 @@ from pathlib import Path
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import check_output_file, is_validation_report
 from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states, validate_frames
+from dynid_ros.pipeline.provenance import provenance
+from dynid_ros.pipeline.report_html import is_own_html
 from dynid_ros.pipeline.results import load_parameters
-from dynid_ros.pipeline.validate import validate, write_report
+from dynid_ros.pipeline.validate import html_path, validate, write_report
 
 NAME = "validate"
 HELP = "compare an identified model's torque prediction with recorded effort"
@@ -23,22 +25,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", type=float, default=None, help="window start, seconds from the first message")
     parser.add_argument("--end", type=float, default=None, help="window end, seconds from the first message")
     parser.add_argument("--report", required=True, help="report JSON to write (an existing file is overwritten only "
-                        "when it is a validation report)")
+                        "when it is a validation report), with the readable HTML report beside it (same name, "
+                        "suffix .html; overwritten only when dynid wrote it)")
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.report, (args.result, args.bag), "--report", is_validation_report, "validation report")
     if (Path(args.result) / FRAMES_FILE).is_file():
         return _validate_frames(args)
+    check_output_file(html_path(Path(args.report)), (args.result, args.bag), "--report (its HTML)", is_own_html,
+                      "dynid HTML report")
     parameters = load_parameters(Path(args.result))
     topic = args.topic or parameters["options"].get("topic") or "/joint_states"
     series = read_joint_states(args.bag, topic=topic)
     result = validate(Path(args.result), series, args.start, args.end)
-    write_report(result, Path(args.report))
+    sources = {"bag": args.bag, "result": Path(args.result) / "parameters.yaml"}
+    window = {"topic": topic, "start": args.start, "end": args.end, "result": str(args.result)}
+    html = write_report(result, Path(args.report), provenance(window, sources, argv=getattr(args, "argv", None)))
     per_joint = ", ".join(f"{100 * e:.1f}" for e in result.relative_error_per_joint)
     print(f"relative error {100 * result.relative_error:.2f} % over {result.t.size} samples "
           f"(per joint %: {per_joint})")
-    print(f"wrote {args.report}")
+    print(f"wrote {args.report}" + (f" and {html}" if html else ""))
     return 0
 
 

@@ -4,13 +4,15 @@ A robot description (CAD / URDF) is taken as a Gaussian prior on every standard 
 standard deviation from stated tolerances (config ``identification.prior_tolerance``, defaults below):
 
 - mass: ``mass * M`` (relative tolerance of each link mass; ``M`` the link's mass scale);
-- CoM position: ``com`` [m] per axis;
+- CoM position: per axis, ``com_relative`` times the link's length scale (its radius of gyration about the joint
+  origin: a CAD CoM is good to a share of the link's size, whatever the robot's size), or ``com`` [m] when given;
 - inertia about the CoM: ``inertia * tr(I_com0) / 3`` per entry (relative tolerance of the rotational inertia);
 - these independent errors are propagated to the ten parameters about the joint frame (first moments
   ``m c``, inertia ``I_com + m (|c|^2 1 - c c^T)``) by the Jacobian, so the prior covariance is full per
   link (:func:`link_covariance`);
-- friction, offset and rotor inertia: mean 0, standard deviation ``joint`` times the value that alone
-  would explain the joint's RMS torque (a weak prior: these terms are not in a CAD model).
+- friction, offset and rotor inertia: mean the description's value (URDF ``<dynamics damping friction>``, armature;
+  0 where it gives none), standard deviation ``joint`` times the value that alone would explain the joint's RMS
+  torque (a weak prior: a CAD model rarely knows these terms).
 
 Mass and length scales come from :func:`dynid_ros.dynamics.feasibility.link_scales`.
 """
@@ -36,13 +38,17 @@ class PriorTolerances:
 
     Attributes:
         mass: relative, per link mass (0.25: a link is typically within +-25 % of its CAD mass).
-        com: CoM position [m].
+        com: CoM position [m]; None (default): ``com_relative`` times the link's length scale.
+        com_relative: CoM position, relative to the link's length scale (its radius of gyration about the joint
+            origin, :func:`dynid_ros.dynamics.feasibility.link_scales`): 0.15 is 3 cm for a Panda-sized link of
+            20 cm, 1 cm for a 7 cm link of a small arm.
         inertia: relative, of the rotational inertia (CAD inertias are often crude: 50 %).
         joint: friction, offset and rotor inertia, relative to the value explaining the joint's RMS torque.
     """
 
     mass: float = 0.25
-    com: float = 0.03
+    com: float | None = None
+    com_relative: float = 0.15
     inertia: float = 0.5
     joint: float = 1.0
 
@@ -104,7 +110,7 @@ def joint_term_scales(layout: ParameterLayout, dq: np.ndarray, ddq: np.ndarray, 
 
 def cad_prior(nominal: np.ndarray, layout: ParameterLayout, tolerances: PriorTolerances | None = None,
               joint_scales: np.ndarray | None = None, attached: np.ndarray | None = None) -> Prior:
-    """The prior of the module docstring around ``nominal`` (link parameters; joint terms get mean 0).
+    """The prior of the module docstring around ``nominal`` (joint terms: the description's values).
 
     ``joint_scales``: from :func:`joint_term_scales`; None gives joint terms a very weak prior (1e3).
     ``attached``: known parts fixed to each link (a gripper): the tolerances apply to the link alone.
@@ -117,8 +123,7 @@ def cad_prior(nominal: np.ndarray, layout: ParameterLayout, tolerances: PriorTol
     for k in range(len(layout.links)):
         part = layout.link_slice(k)
         cov[part, part] = link_covariance(own[part], *scales[k], tolerances)
-    joint = np.arange(layout.n_link_parameters, layout.n_parameters)
-    mean[joint] = 0.0
+    joint = np.arange(layout.n_link_parameters, layout.n_parameters)  # mean: the description's (0 if none)
     scale = np.full(layout.n_parameters, 1e3) if joint_scales is None else np.asarray(joint_scales, dtype=float)
     cov[joint, joint] = (tolerances.joint * np.maximum(scale[joint], 1e-9)) ** 2
     return Prior(mean, np.sqrt(np.diag(cov)), cov)
@@ -142,7 +147,8 @@ def link_covariance(p: np.ndarray, big_m: float, length: float, tolerances: Prio
         return link_parameters(u[0], u[1:4], inertia)
 
     u0 = np.array([mass, *com, *(inertia_com[a, b] for a, b in entries)])
-    std = np.array([tolerances.mass * big_m, *([tolerances.com] * 3), *([tolerances.inertia * rotational] * 6)])
+    com_std = tolerances.com if tolerances.com is not None else tolerances.com_relative * length
+    std = np.array([tolerances.mass * big_m, *([com_std] * 3), *([tolerances.inertia * rotational] * 6)])
     jacobian = np.column_stack([(delta(u0 + h * e) - delta(u0 - h * e)) / (2.0 * h)
                                 for h, e in zip(std, np.eye(10))])  # exact: delta is quadratic in u
     cov = jacobian @ np.diag(std**2) @ jacobian.T

@@ -186,6 +186,20 @@ class _Sampled(Protocol):
     def sample_at_rate(self, rate_hz: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
 
 
+def effort_bounds(model: RobotModel, config: dict | None = None) -> np.ndarray:
+    """(n,) bound on each joint's nominal inverse-dynamics torque: the description's effort limit (or the config's
+    ``effort:`` override) times the ``effort`` margin; ``inf`` where neither gives one. The one definition both
+    the optimizer (:mod:`dynid_ros.excitation.optimizer`) and the check of every executed motion
+    (:mod:`dynid_ros.execution.robot_limits`) use, so that what the first returns passes the second."""
+    config = dict(config or {})
+    if isinstance(config.get("excitation"), Mapping):
+        config = dict(config["excitation"])
+    margins = {**DEFAULT_MARGINS, **config_mapping(config.get("margins"), "margins")}
+    effort = per_joint_values(config.get("effort"), tuple(model.joints), np.array(model.effort_limits, dtype=float),
+                              "effort")
+    return np.where(np.isfinite(effort) & (effort > 0), effort * margins["effort"], np.inf)
+
+
 def sample_trajectory(trajectory: FourierTrajectory | _Sampled, rate_hz: float
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(t, q, dq, ddq)``: one period of a Fourier trajectory (both ends included), or a whole profile."""

@@ -24,12 +24,10 @@ from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory
 from dynid_ros.excitation.limits import (
     CHECK_RATE_HZ,
-    DEFAULT_MARGINS,
     ExcitationLimits,
     check_sampled_limits,
-    config_mapping,
+    effort_bounds,
     limits_from_model,
-    per_joint_values,
     raise_on_violation,
 )
 from dynid_ros.excitation.torques import nominal_torques
@@ -79,10 +77,7 @@ def robot_limits(model: RobotModel, config: dict | None = None, source: str | No
         config = dict(config["excitation"])
     config.pop("torque_limits", None)  # effort is always checked here, where given
     limits = limits_from_model(model, config)
-    margins = {**DEFAULT_MARGINS, **config_mapping(config.get("margins"), "margins")}
-    effort = per_joint_values(config.get("effort"), tuple(model.joints), np.array(model.effort_limits, dtype=float),
-                        "effort")
-    effort = np.where(np.isfinite(effort) & (effort > 0), effort * margins["effort"], np.inf)
+    effort = effort_bounds(model, config)  # the optimizer's bound too
     name = source or str(getattr(model, "urdf_path", None) or getattr(model, "source", None) or "robot description")
     given = "the config's" if {"margins", "acceleration", "velocity", "position", "effort"} & set(config) else "default"
     return RobotLimits(model, limits, effort, f"the robot ({name} with {given} margins and accelerations)")

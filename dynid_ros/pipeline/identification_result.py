@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dynid_ros.dynamics.base_parameters import BaseParameters
+from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.robot.model import RobotModel
 from dynid_ros.robot.parameters import ParameterLayout
@@ -38,3 +39,9 @@ class IdentificationResult:
     residual_inflation: float = 1.0
     friction_sigmoid: np.ndarray | None = None
     """(n_dof, 3) ``[phi1, phi2, phi3]`` per joint with ``--friction sigmoid`` (Gaz et al. 2019 eq. 25)."""
+    fit: FitSeries | None = None
+    """The window's processed motion, recorded and predicted torque (for the report); None without a torque fit."""
+    prior_std: np.ndarray | None = None
+    """Standard deviation of the prior on each standard parameter (None without a prior)."""
+    unmodelled_load: dict | None = None
+    """``{"link", "mass", "com", "mass_std"}`` of a load on the last link the URDF lacks (None: the data show none)."""

@@ -25,6 +25,8 @@ from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
 from dynid_ros.estimation.penalty_retrieval import pbpr
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
+from dynid_ros.estimation.unmodelled_load import flange_load, split_extra_body, with_extra_body
+from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.timing import StageTimer
@@ -92,12 +94,21 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                       joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    link_prior, load = prior, None
+    if options.unmodelled_load and options.prior == "nominal" and np.any(nominal[layout.indices("m")] > 0):
+        flange = model.joint_ids[-1] - 1  # the body the last identified joint moves (pinocchio joint k: body k - 1)
+        load = flange_load(nominal, layout, attached, flange)  # a tool the URDF lacks: its own body, mass from 0
+        prior = with_extra_body(prior, layout, load)
     with timer.stage("identifiability"):
         missing = _not_identified(w_b, tau, base, prior, options, warnings, kept)
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
-        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached,
-                             {m.index: m.value for m in missing}, kept)
+        fixed = {m.index: m.value for m in missing}
+        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept)
+        load_params, load_report = (None, None) if load is None else \
+            split_extra_body(estimate.delta, estimate.delta_std, link_prior, layout, load)
+        if load is not None and load_report is None:  # the data show no load: the links keep their own prior
+            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached, fixed, kept)
     if estimate.status != "optimal":
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
@@ -108,14 +119,21 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
         err, err_joint = relative_error(data.tau_raw, predicted)
         warnings += [p.message() for p in coupled_pairs(data.tau_raw - predicted, data.dq, data.ddq, model.joints)]
         feasible = _checked_feasibility(estimate.delta, layout, options, bounds, attached)
-        realism = link_realism(estimate.delta, nominal, layout, attached)
+        load_delta = np.zeros_like(estimate.delta)
+        if load_report is not None:  # the links' realism without the load
+            load_delta[layout.link_slice(load.link)] = load_params
+        realism = link_realism(estimate.delta - load_delta, nominal, layout, attached)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
-    return IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
-                                relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status, err,
-                                err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
-                                {**asdict(processing), "segments": data.segments},
-                                [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
+    result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
+                                  relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
+                                  err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
+                                  {**asdict(processing), "segments": data.segments},
+                                  [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
+    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
+    result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
+    result.unmodelled_load = load_report
+    return result
 
 
 def segment_warnings(segments: list[dict]) -> list[str]:

@@ -21,7 +21,7 @@ METHODS = ("ols", "wls", "fbpe", "bpfc", "pbpr")
 PRIORS = ("nominal", "none")
 """``--prior``: the nominal URDF as a prior, or none."""
 SIMPLE_KEYS = ("joints", "friction", "armature", "method", "consistency", "solver", "topic", "effort_scale", "prior",
-               "strict")
+               "strict", "unmodelled_load")
 """Options given by the same name as a flag, a node parameter or a key of the config's ``identification:``."""
 PBPR_KEYS = ("objective", "starts")
 """Keys of the config's ``pbpr:`` mapping that also exist as flags ``--pbpr-<key>`` (parameters ``pbpr_<key>``)."""
@@ -51,6 +51,8 @@ class IdentificationOptions:
     prior_tolerance: dict = field(default_factory=dict)
     strict: bool = False
     pbpr: dict = field(default_factory=dict)
+    unmodelled_load: bool = True
+    """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
 
     def check(self) -> None:
         """Raise ConfigError for invalid choices."""
@@ -86,6 +88,7 @@ def identification_options(config: Mapping[str, object] | None,
         processing=dict(config.get("processing") or {}), prior_tolerance=dict(config.get("prior_tolerance") or {}),
         pbpr=pbpr)
     options.armature, options.strict = bool(options.armature), bool(options.strict)
+    options.unmodelled_load = bool(options.unmodelled_load)
     options.check()
     return options
 

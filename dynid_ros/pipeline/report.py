@@ -157,3 +157,135 @@ def markdown_table(rows: list[dict], columns: list[str]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+MAX_SCATTER_POINTS = 4000
+"""Scatter plots show at most this many samples (evenly spaced) to stay light and legible."""
+
+
+def plot_joint_fit(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: list[str], units: list[str],
+                   path: Path, title: str) -> Path:
+    """One row per joint: measured and predicted torque (left), the residual (right), each with its unit."""
+    plt = _pyplot()
+    n = len(joints)
+    fig, axes = plt.subplots(n, 2, figsize=(13, 1.9 * n + 1.2), sharex=True, squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2]})
+    rel = t - t[0]
+    for j in range(n):
+        ax, ax_e = axes[j]
+        ax.plot(rel, tau[:, j], color="tab:blue", lw=0.9, label="measured")
+        ax.plot(rel, tau_hat[:, j], color="tab:orange", lw=0.9, ls="--", label="predicted")
+        ax.set_ylabel(f"{joints[j]}\n[{units[j]}]", fontsize=8)
+        ax_e.plot(rel, tau[:, j] - tau_hat[:, j], color="tab:red", lw=0.7)
+        ax_e.axhline(0.0, color="k", lw=0.5)
+        ax_e.set_ylabel(f"residual [{units[j]}]", fontsize=8)
+        for a in (ax, ax_e):
+            a.grid(alpha=0.3)
+            a.tick_params(labelsize=7)
+    axes[0, 0].legend(loc="upper right", ncol=2, fontsize=7)
+    axes[0, 0].set_title("measured vs predicted torque", fontsize=9)
+    axes[0, 1].set_title("residual (measured - predicted)", fontsize=9)
+    for a in axes[-1]:
+        a.set_xlabel("time [s]")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def plot_residual_structure(q: np.ndarray, dq: np.ndarray, residual: np.ndarray, joints: list[str],
+                            units: list[tuple[str, str, str]], flagged: list[bool], path: Path) -> Path:
+    """One row per joint: the residual against the joint's position (left) and velocity (right); a flagged
+    (structured) joint's title is red. ``units``: (position, velocity, torque) unit per joint."""
+    plt = _pyplot()
+    n = len(joints)
+    step = max(1, q.shape[0] // MAX_SCATTER_POINTS)
+    fig, axes = plt.subplots(n, 2, figsize=(11, 1.8 * n + 1.0), squeeze=False)
+    for j in range(n):
+        pos_unit, vel_unit, torque_unit = units[j]
+        for a, x, label in ((axes[j, 0], q[::step, j], f"position [{pos_unit}]"),
+                            (axes[j, 1], dq[::step, j], f"velocity [{vel_unit}]")):
+            a.plot(x, residual[::step, j], ".", ms=1.5, alpha=0.4, color="tab:red" if flagged[j] else "tab:gray")
+            a.axhline(0.0, color="k", lw=0.5)
+            a.set_xlabel(f"{joints[j]} {label}", fontsize=7, labelpad=1)
+            a.tick_params(labelsize=7)
+            a.grid(alpha=0.3)
+        axes[j, 0].set_ylabel(f"residual\n[{torque_unit}]", fontsize=7)
+        if flagged[j]:
+            axes[j, 0].set_title(f"{joints[j]}: structured residual", fontsize=8, color="tab:red")
+    fig.suptitle("Residual vs position and velocity (a pattern = a torque the model lacks)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def plot_link_masses(links: list[str], mass: np.ndarray, prior_mass: np.ndarray, path: Path,
+                     ratio_range: tuple[float, float]) -> Path:
+    """Identified vs nominal mass per link (left) and their ratio on a log scale with the realistic band (right)."""
+    plt = _pyplot()
+    x = np.arange(len(links))
+    fig, (ax_m, ax_r) = plt.subplots(1, 2, figsize=(13, 4.2))
+    ax_m.bar(x - 0.2, prior_mass, 0.4, label="nominal (URDF)", color="tab:gray")
+    ax_m.bar(x + 0.2, mass, 0.4, label="identified", color="tab:orange")
+    ax_m.set_ylabel("mass [kg]")
+    ratio = np.where(prior_mass > 0, mass / np.maximum(prior_mass, 1e-300), np.nan)
+    outside = (ratio < ratio_range[0]) | (ratio > ratio_range[1])
+    ax_r.axhspan(*ratio_range, color="tab:green", alpha=0.12, label=f"[{ratio_range[0]:g}x, {ratio_range[1]:g}x]")
+    ax_r.bar(x, np.nan_to_num(ratio, nan=1.0), 0.6, color=np.where(outside, "tab:red", "tab:blue"))
+    ax_r.set_yscale("log")
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]
+    low = min([ratio_range[0] / 2, *finite / 1.5])
+    high = max([ratio_range[1] * 2, *finite * 1.5])
+    ticks = [v for v in (0.01, 0.03, 0.1, 0.25, 0.5, 1, 2, 4, 10, 30, 100) if low <= v <= high]
+    ax_r.set_ylim(low, high)
+    ax_r.set_yticks(ticks, [f"{v:g}x" for v in ticks])
+    ax_r.minorticks_off()
+    ax_r.axhline(1.0, color="k", lw=0.6)
+    ax_r.set_ylabel("identified / nominal mass")
+    for ax in (ax_m, ax_r):
+        ax.set_xticks(x, links, rotation=30, ha="right", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Link masses")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def plot_coverage(joints: list[str], q: np.ndarray, dq: np.ndarray, position_limits: np.ndarray,
+                  velocity_limits: np.ndarray, path: Path) -> Path:
+    """Per joint, the position range (left) and the speed (right) the data cover, as a share of the joint's
+    limits where the description has them (absolute values where it has none, with the axis labelled so)."""
+    plt = _pyplot()
+    n = len(joints)
+    y = np.arange(n)
+    fig, (ax_q, ax_v) = plt.subplots(1, 2, figsize=(13, 0.45 * n + 1.6))
+    lo, hi = position_limits[:, 0], position_limits[:, 1]
+    finite = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+    span = np.where(finite, hi - lo, 1.0)
+    start = np.where(finite, (q.min(axis=0) - lo) / span, 0.0)
+    width = np.where(finite, np.ptp(q, axis=0) / span, 0.0)
+    ax_q.barh(y, 100 * width, left=100 * start, color="tab:blue")
+    ax_q.set_xlim(0, 100)
+    ax_q.set_xlabel("position covered [% of the joint range, lower limit = 0]")
+    speed = np.abs(dq).max(axis=0)
+    vfinite = np.isfinite(velocity_limits) & (velocity_limits > 0)
+    ax_v.barh(y, np.where(vfinite, 100 * speed / np.where(vfinite, velocity_limits, 1.0), 0.0), color="tab:orange")
+    ax_v.set_xlim(0, 100)
+    ax_v.set_xlabel("peak speed [% of the velocity limit]")
+    for ax in (ax_q, ax_v):
+        ax.set_yticks(y, joints, fontsize=8)
+        ax.invert_yaxis()
+        ax.grid(axis="x", alpha=0.3)
+    for j in np.flatnonzero(~finite):
+        ax_q.text(1, j, "no limits in the description", va="center", fontsize=7)
+    for j in np.flatnonzero(~vfinite):
+        ax_v.text(1, j, "no velocity limit", va="center", fontsize=7)
+    fig.suptitle("Excitation coverage")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

@@ -1,5 +1,6 @@
 """The result directory of an identification: ``identified.urdf``, ``identified.xml``, ``parameters.yaml``,
-``report.json``.
+``report.json``, and the report a person reads, ``report.html`` (self-contained) and ``report.md`` with its PNGs
+(:mod:`dynid_ros.pipeline.identification_report`).
 
 Written atomically: everything goes into a temporary sibling directory that replaces
 ``--out`` only when complete, so a failure never leaves a half-written result. An existing ``--out``
@@ -9,7 +10,10 @@ is replaced only when it is dynid's own earlier result (:mod:`dynid_ros.data.out
 of the window, Sousa & Cortesão 2014 eq. 84, against the recorded effort), ``relative_error_per_joint``,
 ``feasible``, ``n_base``, ``method``, ``solver_status``, ``timings_s`` (per stage), ``urdf_omits`` (per joint,
 the identified terms ``identified.urdf`` cannot hold: armature, offset, sigmoid; :mod:`dynid_ros.robot.mjcf_writer`),
-``segments`` (the runs of samples between gaps in the stamps), and more.
+``segments`` (the runs of samples between gaps in the stamps), ``joint_diagnostics`` (per joint: relative error,
+R^2, residual autocorrelation time, structured residual), ``excitation`` (condition numbers, range and speed
+covered), ``unmodelled_load``, ``provenance``, ``report_html`` / ``report_markdown`` (absolute paths of the
+readable report), and more.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from dynid_ros.data.output_paths import RESULT, check_output, mark
 from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import DataError, EstimationError
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
+from dynid_ros.pipeline.identification_report import HTML_FILE, MARKDOWN_FILE, write_identification_report
 from dynid_ros.pipeline.identification_result import IdentificationResult
+from dynid_ros.pipeline.provenance import provenance as make_provenance
 from dynid_ros.robot.coupling import coupling_dict
 from dynid_ros.robot.mjcf_writer import identified_mjcf, urdf_omits
 from dynid_ros.robot.model import load_model, nominal_parameters
@@ -69,8 +75,8 @@ def atomic_directory(out: Path, fill: Callable[[Path], None], kind: str = RESULT
         raise
 
 
-def report_dict(result: IdentificationResult) -> dict:
-    """The ``report.json`` content of an identification."""
+def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict:
+    """The ``report.json`` content of an identification (``extra``: more keys, e.g. the readable report's)."""
     masses = [float(result.delta[result.layout.link_slice(k)][0]) for k in range(len(result.layout.links))]
     return {
         "relative_error": result.relative_error,
@@ -91,12 +97,14 @@ def report_dict(result: IdentificationResult) -> dict:
         "not_identified": result.not_identified,
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
+        "unmodelled_load": result.unmodelled_load,
         "warnings": result.warnings,
         "urdf_omits": urdf_omits(result.layout, result.delta, result.friction_sigmoid),
         "segments": result.processing.get("segments", []),
         **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
            if result.friction_sigmoid is not None else {}),
         "dynid_ros_version": __version__,
+        **(extra or {}),
     }
 
 
@@ -161,11 +169,17 @@ def _finite(value: float) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str | Path | None] = ()) -> list[str]:
-    """Write ``identified.urdf`` (when the robot came from a URDF), ``parameters.yaml`` and
-    ``report.json`` into ``out``, atomically; ``out`` must be new or an earlier result, clear of
-    ``inputs`` (the bag, the URDF). Returns warnings."""
+def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str | Path | None] = (),
+                 provenance: dict | None = None) -> list[str]:
+    """Write ``identified.urdf`` and ``identified.xml`` (when the robot came from a URDF), ``parameters.yaml``,
+    ``report.json``, ``report.html`` and ``report.md`` (with its PNGs) into ``out``, atomically; ``out`` must be
+    new or an earlier result, clear of ``inputs`` (the bag, the URDF). ``provenance``: from
+    :func:`dynid_ros.pipeline.provenance.provenance` (default: the options, the URDF and the command line,
+    without input hashes). Returns warnings."""
     warnings: list[str] = []
+    if provenance is None:
+        provenance = make_provenance(result.options, {"urdf": result.model.urdf_path}, result.model.urdf_xml)
+    final = Path(out).expanduser().resolve()
 
     def fill(tmp: Path) -> None:
         if result.model.urdf_xml is not None:
@@ -180,7 +194,10 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
                                                              result.layout, result.delta))
         result.warnings.extend(warnings)
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
-        (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result), indent=2) + "\n")
+        extra = write_identification_report(result, provenance, tmp)
+        extra.update(provenance=provenance, report_html=str(final / HTML_FILE),
+                     report_markdown=str(final / MARKDOWN_FILE))
+        (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result, extra), indent=2) + "\n")
 
     atomic_directory(out, fill, RESULT, inputs)
     return warnings

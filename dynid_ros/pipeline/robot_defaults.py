@@ -33,9 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynid_ros.dynamics.base_parameters import random_states
-from dynid_ros.dynamics.regressor import regressor
-from dynid_ros.excitation.optimizer import condition_base
 from dynid_ros.robot.model import RobotModel
 
 HARMONICS = 5
@@ -190,21 +187,6 @@ def _identification(model: RobotModel) -> dict:
     return section
 
 
-CONDITION_ALLOWANCE = 30.0
-"""A derived config accepts an excitation whose condition number is up to this many times that of the base
-regressor at random states (:func:`intrinsic_condition_number`), and at least the optimizer's default 1000."""
-
-
-def intrinsic_condition_number(model: RobotModel, seed: int = 0) -> float:
-    """Condition number of the base regressor (rigid body, viscous, Coulomb, offset: the optimizer's definition)
-    at random states over the whole joint ranges: the robot's own scale, with no limits. About 35 for the Panda,
-    UR5, Kinova and xArm7; 6.6e5 for the 0.6 kg SO-100, whose link inertias are 1e-5 kg m^2 next to masses."""
-
-    base = condition_base(model)
-    states = random_states(model, max(200, 4 * base.n_base), np.random.default_rng(seed))
-    return float(np.linalg.cond(base.project(regressor(model, base.layout, *states))))
-
-
 def _excitation(model: RobotModel, scales: JointScales) -> dict:
     ranges = excitation_ranges(model)
     margin = np.minimum(POSITION_MARGIN, 0.1 * (ranges[:, 1] - ranges[:, 0]))
@@ -216,7 +198,6 @@ def _excitation(model: RobotModel, scales: JointScales) -> dict:
         "margins": {"position": 0.0, "velocity": VELOCITY_MARGIN, "acceleration": 1.0,
                     "effort": EFFORT_MARGIN},
         "torque_limits": False,
-        "max_condition_number": _round(max(1000.0, CONDITION_ALLOWANCE * intrinsic_condition_number(model))),
     }
 
 

@@ -54,4 +54,5 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
     result.relative_error, result.relative_error_per_joint = relative_error(data.tau_raw, tau_hat)
     result.layout = model.layout_for(options.friction, options.armature)
     result.options, result.friction_sigmoid = options, phi
+    result.fit = dataclasses.replace(result.fit, tau=data.tau_raw, tau_hat=tau_hat)  # the report shows this fit
     return result

@@ -8,6 +8,7 @@ Table 8), so filtering cannot flatter the model.
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,8 +21,11 @@ from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters, sigmoid_torque
+from dynid_ros.pipeline.fit_series import FitSeries
+from dynid_ros.pipeline.identification_report import diagnostics, fit_section, joint_units, provenance_section
 from dynid_ros.pipeline.linear_identification import prepare_series
 from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.pipeline.report_html import Document
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.coupling import MotorCoupling, apply_coupling
@@ -43,11 +47,18 @@ class ValidationResult:
     relative_error: float
     relative_error_per_joint: list[float]
     timings_s: dict[str, float]
+    fit: FitSeries | None = None
+    """The processed motion with the torques (for the per-joint plots and diagnostics of the report)."""
+    units: list[tuple[str, str, str]] | None = None
+    """(position, velocity, torque) unit per joint."""
 
     def report(self) -> dict:
-        return {"relative_error": self.relative_error, "relative_error_per_joint": self.relative_error_per_joint,
-                "joints": self.joints, "n_samples": int(self.t.size), "timings_s": self.timings_s,
-                "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}
+        out = {"relative_error": self.relative_error, "relative_error_per_joint": self.relative_error_per_joint,
+               "joints": self.joints, "n_samples": int(self.t.size), "timings_s": self.timings_s,
+               "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}
+        if self.fit is not None:
+            out["joint_diagnostics"] = [d.to_dict() for d in diagnostics(self.fit)]
+        return out
 
 
 def load_result_model(result_dir: Path, parameters: dict, locked_at: dict[str, float] | None = None) -> RobotModel:
@@ -107,13 +118,41 @@ def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.nd
         if sigmoid is not None:
             tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
         err, per_joint = relative_error(data.tau_raw, tau_hat)
-    return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings)
+    fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, tau_hat)
+    return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings, fit,
+                            joint_units(model))
 
 
-def write_report(result: ValidationResult, path: Path) -> None:
-    """Write the validation report JSON (written whole or not at all)."""
+def html_path(report: Path) -> Path:
+    """The HTML beside a validation report ``F``: ``F`` with the suffix ``.html`` (``F.html`` if it has none)."""
+    report = Path(report)
+    return report.with_suffix(".html") if report.suffix and report.suffix != ".html" else \
+        report.with_name(report.name + ".html")
+
+
+def write_report(result: ValidationResult, path: Path, provenance: dict | None = None) -> Path | None:
+    """Write the validation report JSON and, when the result has its fit, the HTML beside it
+    (:func:`html_path`; per-joint plots and table, provenance); each written whole or not at all.
+    Returns the HTML path (None when not written)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    html = None
+    if result.fit is not None:
+        html = html_path(path)
+        with tempfile.TemporaryDirectory() as figures:
+            doc = Document("dynid validation report")
+            doc.paragraph(f"Relative error {100 * result.relative_error:.2f} % over {result.t.size} samples, against "
+                          "the recorded (unfiltered) effort.")
+            fit_section(doc, result.fit, result.units or [("rad", "rad/s", "N m")] * len(result.joints),
+                        Path(figures), "validation data")
+            if provenance is not None:
+                provenance_section(doc, provenance)
+            _replace_text(html, doc.html())
+    _replace_text(path, json.dumps(result.report(), indent=2) + "\n")
+    return html
+
+
+def _replace_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(result.report(), indent=2) + "\n")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
