@@ -153,7 +153,10 @@ def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
     time.sleep(0.3)
     assert call_trigger(robot.node, "/excitation_node/start").success
     wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
-    assert len(commands.messages) > 100, robot.status.messages
+    # a stream of named positions from the start pose (how many arrive depends on the load of this process, which
+    # runs the stand-in robot and the node under one GIL: 15-150 commands/s were seen for the 200 asked)
+    assert len(commands.messages) >= 10, robot.status.messages
+    assert commands.messages[0].layout.dim[0].label == ",".join(PANDA)
     first = np.array(commands.messages[0].data)
     np.testing.assert_allclose(first, mid_pose, atol=1e-3)
 
@@ -183,7 +186,7 @@ def test_topic_mode_is_not_done_when_the_robot_does_not_follow(spinner, trajecto
     wait_for(lambda: robot.status.last["state"] in ("done", "aborted"), timeout=10, what="the end")
     assert robot.status.last["state"] == "aborted", robot.status.last
     message = robot.status.last["message"]
-    assert "the robot did not reach the end pose within 1 s after the motion's end (joint panda_joint" in message \
+    assert "the robot did not reach the end pose within 3 s after the motion's end (joint panda_joint" in message \
         or "the robot does not follow the motion: joint panda_joint" in message, message
     assert len(robot.trajectories.messages[-1].points) == 0  # and it was told to hold
 

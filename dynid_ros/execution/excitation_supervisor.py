@@ -362,8 +362,9 @@ class ExcitationSupervisor:
             self.phase = Phase.IDLE
             self._log("info", "excitation done")
             return None
-        if past_end > s.settle_time + s.wait_timeout:
-            return (f"the robot did not reach the end pose within {s.wait_timeout:g} s after the motion's end "
+        allowed = s.wait_timeout + FOLLOW_LAG_S  # a controller may start (and so end) up to FOLLOW_LAG_S late
+        if past_end > s.settle_time + allowed:
+            return (f"the robot did not reach the end pose within {allowed:g} s after the motion's end "
                     f"(joint {joints[worst]} {end_error[worst]:.3f} away)")
         return None
 

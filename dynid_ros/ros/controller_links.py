@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 from rcl_interfaces.srv import GetParameters
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
@@ -78,16 +79,19 @@ class StreamLink:
         self.node, self.rate_hz, self.joints = node, rate_hz, list(joints)
         self.manager = "/" + manager.strip("/")
         self._update_rate: float | None = None
-        self._rate_client = self._rate_request = None
+        self._rate_request = None  # both clients now: their discovery runs while the node waits for a start
+        self._rate_client = node.create_client(GetParameters, f"{self.manager}/get_parameters")
         self.topic, self.controller = f"/{controller}/commands", f"/{controller}"
         self.publisher = node.create_publisher(Float64MultiArray, self.topic, 10)
         self._held, self._active = held, active
         self._controller_joints: list[str] | None = None
-        self._parameters = self._request = None
+        self._parameters = node.create_client(GetParameters, f"{self.controller}/get_parameters")
+        self._request = None
         self._timer = None
         self._profile: ExecutionProfile | None = None
         self._t0 = 0.0
         self._order: np.ndarray | None = None
+        self._streaming = False
         self._base: np.ndarray | None = None
 
     def problem(self) -> str | None:
@@ -95,6 +99,8 @@ class StreamLink:
         forward_command_controller) is exactly ``stream_joints``, in order; a mismatch is refused."""
         if self.node.count_subscribers(self.topic) == 0:
             return f"no subscriber on {self.topic}"
+        if self._rate_request is None and self._rate_client.service_is_ready():  # asked beside the joints
+            self._rate_request = self._rate_client.call_async(GetParameters.Request(names=["update_rate"]))
         if self._controller_joints is None:
             return self._ask_controller_joints()
         if self._controller_joints != self.joints:
@@ -107,8 +113,6 @@ class StreamLink:
 
     def _ask_update_rate(self) -> str | None:
         """The controller manager's ``update_rate`` [Hz]; the stream's rate is it (``rate_hz`` 0) or above."""
-        if self._rate_client is None:
-            self._rate_client = self.node.create_client(GetParameters, f"{self.manager}/get_parameters")
         if self._rate_request is None and self._rate_client.service_is_ready():
             self._rate_request = self._rate_client.call_async(GetParameters.Request(names=["update_rate"]))
         if self._rate_request is None or not self._rate_request.done():
@@ -128,8 +132,6 @@ class StreamLink:
         return None
 
     def _ask_controller_joints(self) -> str:
-        if self._parameters is None:
-            self._parameters = self.node.create_client(GetParameters, f"{self.controller}/get_parameters")
         if self._request is None and self._parameters.service_is_ready():
             self._request = self._parameters.call_async(GetParameters.Request(names=["joints"]))
         if self._request is not None and self._request.done():
@@ -146,12 +148,17 @@ class StreamLink:
                                   f"{', '.join(unknown)}: the forward controller cannot move them")
         self._base = np.asarray(self._held(self.joints), dtype=float)
         self._order = np.array([self.joints.index(j) for j in profile.joints])
-        self._profile, self._t0 = profile, time.monotonic()
-        self._timer = self.node.create_timer(1.0 / self.rate_hz, self._publish)
+        self._profile, self._t0, self._streaming = profile, time.monotonic(), False
+        # its own callback group: on the node's multi-threaded executor no other callback delays a command
+        self._timer = self.node.create_timer(1.0 / self.rate_hz, self._publish,
+                                             callback_group=MutuallyExclusiveCallbackGroup())
 
     def _publish(self) -> None:
-        if not self._active() or self._profile is None:
+        if self._profile is None:
             return self.halt()
+        if not self._active():  # the run is marked active right after send(): stop only once it was
+            return self.halt() if self._streaming else None
+        self._streaming = True
         elapsed = min(time.monotonic() - self._t0, self._profile.duration)
         command = self._base.copy()
         command[self._order] = self._profile.sample(np.array([elapsed]))[0][0]
