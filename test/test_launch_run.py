@@ -66,9 +66,11 @@ def trajectories(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     UR5: a 2.5 s period, 3 harmonics, one start however long it takes (a short wall-time budget fails on a loaded
     machine); about 5 s."""
     folder = tmp_path_factory.mktemp("trajectories")
+    # a short test motion, not a good excitation: its scaled condition number (~100) may exceed the default limit
+    (folder / "short.yaml").write_text("excitation:\n  max_condition_number: 1000\n")
     command = [sys.executable, "-m", "dynid_ros.cli", "excite", "--urdf", str(example_robot_urdf(UR5_ERD)),
                "--out", str(folder / "ur5.yaml"), "--frequency", "0.4", "--harmonics", "3", "--starts", "1",
-               "--time-budget", "90", "--no-progress"]
+               "--time-budget", "90", "--no-progress", "--config", str(folder / "short.yaml")]
     excite = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert excite.returncode == 0, excite.stdout + excite.stderr
     return {"panda": DATA / "panda_short_excitation.yaml", "ur5e": DATA / "ur5e_short_excitation.yaml",
