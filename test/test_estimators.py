@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from functools import lru_cache
 
 import numpy as np
@@ -218,10 +217,8 @@ def test_real_panda_fbpe_has_plausible_masses_and_an_ols_like_fit():
     nominal, attached = nominal_parameters(model, layout), attached_parameters(model, layout)
     bounds = feasibility.Bounds.from_config({"total_mass": [14.0, 22.0]}, layout)
     wls = estimators.wls(w_b, tau, 7)
-    start = time.perf_counter()
     fit = estimators.fbpe(w_b, tau, base.K, layout, consistency="full", bounds=bounds, weights=wls.weights,
                           prior=nominal, attached=attached)
-    seconds = time.perf_counter() - start
     assert fit.status == "optimal"
     assert feasibility.is_feasible(fit.delta, layout, "full", attached=attached)
     masses = fit.delta[layout.indices("m")]
@@ -234,7 +231,6 @@ def test_real_panda_fbpe_has_plausible_masses_and_an_ols_like_fit():
         return float(np.linalg.norm((w_b @ beta).reshape(-1, 7) - data.tau_raw) / np.linalg.norm(data.tau_raw))
 
     assert error(fit.beta) < 1.03 * error(ols.beta)
-    assert seconds < 3.0
     # without prior or bounds the feasible fit is as good, but the masses are arbitrary
     free = estimators.fbpe(w_b, tau, base.K, layout, consistency="full", weights=wls.weights)
     assert error(free.beta) < 1.03 * error(ols.beta)
