@@ -322,7 +322,7 @@ def test_ctrl_c_during_the_motion_ends_every_node_with_status_0(launch_env, traj
         lines.append(line.rstrip())
         if "excitation started" in line or time.monotonic() > deadline:
             break
-    time.sleep(0.5)  # moving
+    time.sleep(1.5)  # moving, recorded for a while
     os.killpg(process.pid, signal.SIGINT)
     output, _ = process.communicate(timeout=60)
     text = "\n".join(lines) + "\n" + output
