@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from dynid_ros.dynamics import regressor_kernel
+from dynid_ros.dynamics.row_chunks import RowChunks, cached
 from dynid_ros.robot.model import PRISMATIC, RobotModel
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -200,6 +201,41 @@ def _body_rows_numpy(model: RobotModel, qb: np.ndarray, dqb: np.ndarray, ddqb: n
 
 def torques(model: RobotModel, layout: ParameterLayout, parameters: np.ndarray, q: np.ndarray,
             dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-    """Predicted joint torques (N, n_dof) for the parameter vector ``parameters``."""
-    y = regressor_3d(model, layout, q, dq, ddq)
-    return y @ np.asarray(parameters, dtype=float)
+    """Predicted joint torques (N, n_dof) for the parameter vector ``parameters``, computed ``BLOCK_BYTES`` of
+    regressor at a time (the regressor of a long recording is never held whole)."""
+    parameters = np.asarray(parameters, dtype=float)
+    q, dq, ddq = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, dq, ddq))
+    step = block_samples(q.shape[1], layout.n_parameters)
+    out = np.empty((q.shape[0], q.shape[1]))
+    for a in range(0, q.shape[0], step):
+        out[a:a + step] = regressor_3d(model, layout, q[a:a + step], dq[a:a + step], ddq[a:a + step]) @ parameters
+    return out
+
+
+BLOCK_BYTES = 16e6
+"""Size of one block of regressor rows computed at a time (:func:`regressor_chunks`, :func:`torques`)."""
+CACHE_BYTES = 64e6
+"""A regressor up to this size is computed once and kept; a larger one is computed again on every pass."""
+
+
+def block_samples(n_dof: int, n_columns: int) -> int:
+    """Samples per block of ``BLOCK_BYTES``."""
+    return max(64, int(BLOCK_BYTES // (8 * max(n_dof, 1) * max(n_columns, 1))))
+
+
+def regressor_chunks(model: RobotModel, layout: ParameterLayout, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                     columns: np.ndarray | None = None) -> RowChunks:
+    """The regressor of N samples (columns ``columns``, e.g. the base parameters' ``independent``) as
+    :class:`~dynid_ros.dynamics.row_chunks.RowChunks` of ``BLOCK_BYTES``: computed block by block on every pass
+    over it, kept when it is at most ``CACHE_BYTES``."""
+    q, dq, ddq = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, dq, ddq))
+    n_samples, n_dof = q.shape
+    index = np.arange(layout.n_parameters) if columns is None else np.asarray(columns, dtype=int)
+    step = block_samples(n_dof, layout.n_parameters)
+
+    def blocks():
+        for a in range(0, n_samples, step):
+            y = regressor_3d(model, layout, q[a:a + step], dq[a:a + step], ddq[a:a + step])
+            yield y[:, :, index].reshape(-1, index.size)
+
+    return RowChunks(cached(blocks, CACHE_BYTES), (n_samples * n_dof, index.size))

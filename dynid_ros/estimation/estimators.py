@@ -46,6 +46,7 @@ from dynid_ros.dynamics.feasibility import (
     solve_until_optimal,
     solver_name,
 )
+from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimation.prior import Prior, cad_prior
 from dynid_ros.estimation.residual_model import NOISE_FLOOR, residual_inflation
@@ -128,33 +129,61 @@ def in_fit(w_b: np.ndarray, tau: np.ndarray, rows: np.ndarray | None) -> tuple[n
         raise ConfigError(f"row mask has {rows.size} entries for {tau.size} rows")
     if rows.all():
         return w_b, tau, rows
+    if isinstance(w_b, RowChunks):
+        return w_b.masked(rows), np.where(rows, tau, 0.0), rows
     return np.where(rows[:, None], w_b, 0.0), np.where(rows, tau, 0.0), rows
 
 
-def _check(w_b: np.ndarray, tau: np.ndarray, n_dof: int) -> tuple[np.ndarray, np.ndarray]:
-    w_b = np.asarray(w_b, dtype=float)
+def _check(w_b: np.ndarray | RowChunks, tau: np.ndarray, n_dof: int) -> tuple[np.ndarray | RowChunks, np.ndarray]:
+    """Shapes and finiteness (a :class:`RowChunks` regressor's blocks are checked as they are compressed)."""
+    if not isinstance(w_b, RowChunks):
+        w_b = np.asarray(w_b, dtype=float)
     tau = np.asarray(tau, dtype=float).reshape(-1)
-    if w_b.ndim != 2 or w_b.shape[0] != tau.size:
+    if len(w_b.shape) != 2 or w_b.shape[0] != tau.size:
         raise DataError(f"regressor has {w_b.shape[0]} rows but there are {tau.size} torque values")
     if tau.size % n_dof:
         raise DataError(f"{tau.size} torque values are not a whole number of samples of {n_dof} joints")
     if w_b.shape[0] <= w_b.shape[1]:
         raise DataError(f"{w_b.shape[0]} equations for {w_b.shape[1]} base parameters: need more samples")
-    if not (np.all(np.isfinite(w_b)) and np.all(np.isfinite(tau))):
+    if not (np.all(np.isfinite(tau)) and (isinstance(w_b, RowChunks) or np.all(np.isfinite(w_b)))):
         raise DataError("the regressor or the torques contain NaN or Inf")
     return w_b, tau
 
 
-def compress(w_b: np.ndarray, tau: np.ndarray, weights: np.ndarray | None = None
+def _finite(block: np.ndarray) -> np.ndarray:
+    if not np.all(np.isfinite(block)):
+        raise DataError("the regressor or the torques contain NaN or Inf")
+    return block
+
+
+def compress(w_b: np.ndarray | RowChunks, tau: np.ndarray, weights: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, float]:
     """``R``, ``rho1`` and ``||rho2||`` of the QR of the weighted ``[W tau]`` (Sousa & Cortesão 2014 eq. 64-70).
 
-    ``||tau - W beta||^2 = ||rho2||^2 + ||rho1 - R beta||^2`` for every ``beta``.
+    ``||tau - W beta||^2 = ||rho2||^2 + ||rho1 - R beta||^2`` for every ``beta``. The rows are compressed block by
+    block (:func:`triangular_factor`).
     """
-    augmented = np.column_stack([w_b, tau])
-    if weights is not None:
-        augmented = augmented * np.asarray(weights, dtype=float)[:, None]
-    return _split(_qr_r(augmented), w_b.shape[1])
+    tau = np.asarray(tau, dtype=float).reshape(-1)
+    weights = None if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+
+    def blocks():
+        for first, block in as_row_chunks(w_b).chunks():
+            rows = slice(first, first + block.shape[0])
+            augmented = np.column_stack([block, tau[rows]])
+            yield augmented if weights is None else augmented * weights[rows, None]
+
+    return _split(triangular_factor(blocks(), w_b.shape[1] + 1), w_b.shape[1])
+
+
+def triangular_factor(blocks, width: int) -> np.ndarray:
+    """Square upper-triangular ``R`` with ``R^T R = A^T A`` of the matrix stacked from ``blocks`` (each
+    ``(rows, width)``): incremental QR, the running ``R`` stacked on each block and factored again (every sum of
+    squares and product of ``A`` is kept exactly)."""
+    r = None
+    for block in blocks:
+        stacked = _finite(block) if r is None else np.vstack([r, _finite(block)])
+        r = _qr_r(np.array(stacked, dtype=float, order="F"))
+    return np.zeros((width, width)) if r is None else r
 
 
 def _qr_r(matrix: np.ndarray) -> np.ndarray:
@@ -183,17 +212,21 @@ class JointBlocks:
     """Rows of the regressor, in the fit or not (0: ``rows``)."""
 
     @classmethod
-    def of(cls, w_b: np.ndarray, tau: np.ndarray, n_dof: int, rows: np.ndarray | None = None) -> JointBlocks:
-        """The blocks of the rows in the fit (``rows``: their mask; the others are no observation)."""
+    def of(cls, w_b: np.ndarray | RowChunks, tau: np.ndarray, n_dof: int, rows: np.ndarray | None = None
+           ) -> JointBlocks:
+        """The blocks of the rows in the fit (``rows``: their mask; the others are no observation), accumulated
+        block of rows by block of rows (``w_b`` may be :class:`RowChunks`): the running ``B_j`` stacked on the
+        block's rows of joint ``j`` and factored again."""
+        tau = np.asarray(tau, dtype=float).reshape(-1)
         n_samples, n_base = tau.size // n_dof, w_b.shape[1]
         w_b, tau, rows = in_fit(w_b, tau, rows)
-        w3, t2 = w_b.reshape(n_samples, n_dof, n_base), tau.reshape(n_samples, n_dof)
+        t2 = tau.reshape(n_samples, n_dof)
         blocks = np.zeros((n_dof, n_base + 1, n_base + 1))
-        for j in range(n_dof):
-            # only the columns that act on joint j (a joint does not feel the links before it)
-            used = np.flatnonzero(np.any(w3[:, j, :] != 0.0, axis=0))
-            r = _qr_r(np.column_stack([w3[:, j, used], t2[:, j]]))
-            blocks[j][np.ix_(np.arange(used.size + 1), np.append(used, n_base))] = r
+        for first, chunk in as_row_chunks(w_b).chunks():
+            w3 = _finite(chunk).reshape(-1, n_dof, n_base)
+            samples = slice(first // n_dof, first // n_dof + w3.shape[0])
+            for j in range(n_dof):
+                blocks[j] = _joint_block(blocks[j], w3[:, j, :], t2[samples, j])
         return cls(blocks, int(rows.sum()), rows.reshape(n_samples, n_dof).sum(axis=0), tau.size)
 
     def combined(self, per_joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -204,6 +237,19 @@ class JointBlocks:
     def residual_norms(self, beta: np.ndarray) -> np.ndarray:
         """``||tau_j - W_j beta||`` per joint."""
         return np.linalg.norm(self.blocks @ np.append(-beta, 1.0), axis=1)
+
+
+def _joint_block(running: np.ndarray, w_j: np.ndarray, tau_j: np.ndarray) -> np.ndarray:
+    """``running`` (a joint's block so far) updated with rows ``[w_j tau_j]``; only the columns that act on the
+    joint are factored (a joint does not feel the links before it)."""
+    n_base = w_j.shape[1]
+    used = np.flatnonzero(np.any(w_j != 0.0, axis=0) | np.any(running[:, :n_base] != 0.0, axis=0))
+    rows = np.column_stack([w_j[:, used], tau_j])
+    if np.any(running):
+        rows = np.vstack([running[np.ix_(np.arange(used.size + 1), np.append(used, n_base))], rows])
+    out = np.zeros_like(running)
+    out[np.ix_(np.arange(used.size + 1), np.append(used, n_base))] = _qr_r(rows)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,10 +293,13 @@ def _free_columns(w_b: np.ndarray, tau: np.ndarray, fixed: dict[int, float] | No
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The regressor of the free base parameters, the torque minus the fixed ones' share, the free indices."""
     free = np.setdiff1d(np.arange(w_b.shape[1]), list(fixed or {}))
-    if fixed:
-        idx = np.array(list(fixed), dtype=int)
-        tau = tau - w_b[:, idx] @ np.array(list(fixed.values()), dtype=float)
-    return w_b[:, free], tau, free
+    if not fixed:
+        return w_b, tau, free
+    idx = np.array(list(fixed), dtype=int)
+    values = np.array(list(fixed.values()), dtype=float)
+    if isinstance(w_b, RowChunks):
+        return w_b.columns(free), tau - w_b.columns(idx) @ values, free
+    return w_b[:, free], tau - w_b[:, idx] @ values, free
 
 
 def _assemble(fit: LeastSquaresFit, free: np.ndarray, fixed: dict[int, float] | None, n_base: int,

@@ -18,7 +18,9 @@ import numpy as np
 import scipy.linalg
 
 from dynid_ros.dynamics.base_parameters import BaseParameters
+from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
 from dynid_ros.errors import IdentifiabilityError
+from dynid_ros.estimation.estimators import compress
 from dynid_ros.estimation.residual_model import NOISE_FLOOR, residual_inflation
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -44,13 +46,14 @@ EXCITATION_TOLERANCE = 1e-7
 (relative ``|R_ii|`` of a pivoted QR) is not excited by the data."""
 
 
-def check_excited(w_b: np.ndarray, base: BaseParameters) -> None:
+def check_excited(w_b: np.ndarray | RowChunks, base: BaseParameters) -> None:
     """Raise IdentifiabilityError naming the base parameters the data do not excite at all (used where there is
-    no prior to keep them at: ``--prior none``, a DH table, M(q)/g(q) samples)."""
-
-    norms = np.linalg.norm(w_b, axis=0)
+    no prior to keep them at: ``--prior none``, a DH table, M(q)/g(q) samples). Works on the compressed
+    ``R`` (``R^T R = W^T W``: the same column norms and pivoted QR), so ``w_b`` may come in blocks."""
+    factor = compress(w_b, np.zeros(w_b.shape[0]))[0]
+    norms = np.linalg.norm(factor, axis=0)
     dead = np.flatnonzero(norms <= 1e-12 * max(norms.max(), 1e-300))
-    _, r, piv = scipy.linalg.qr(w_b / np.where(norms > 0, norms, 1.0), mode="economic", pivoting=True)
+    _, r, piv = scipy.linalg.qr(factor / np.where(norms > 0, norms, 1.0), mode="economic", pivoting=True)
     diag = np.abs(np.diag(r))
     weak = piv[diag < EXCITATION_TOLERANCE * max(diag.max(), 1e-300)]
     bad = sorted(set(dead.tolist()) | set(weak.tolist()))
@@ -95,15 +98,18 @@ def describe_base(base: BaseParameters, i: int) -> str:
     return text + (f" combined with {others} other parameter(s)" if others > 0 else "")
 
 
-def excitation_snr(w_b: np.ndarray, tau: np.ndarray, n_dof: int, base_std: np.ndarray,
+def excitation_snr(w_b: np.ndarray | RowChunks, tau: np.ndarray, n_dof: int, base_std: np.ndarray,
                    rows: np.ndarray | None = None) -> np.ndarray:
     """Per base parameter, ``|R_ii| / (s sqrt(tau_int))`` of the module docstring, from the rows in the fit only
-    (``rows``: their mask; the others are no observations)."""
+    (``rows``: their mask; the others are no observations). The pivoted QR and the least-squares fit run on the
+    compression ``[R rho1]`` of the scaled ``[W tau]`` (the same Gram matrix: the same ``|R_ii|``, singular values
+    and solution), so ``w_b`` may come in blocks; the residual series is computed block by block."""
     rows = np.ones(np.size(tau), dtype=bool) if rows is None else np.asarray(rows, dtype=bool).reshape(-1)
     tau = np.where(rows, tau, 0.0)
-    scaled = np.where(rows[:, None], w_b * base_std, 0.0)
-    _, r, piv = scipy.linalg.qr(scaled[rows], mode="economic", pivoting=True)
-    coefficients, _, rank, _ = np.linalg.lstsq(scaled[rows], tau[rows], rcond=1e-10)
+    scaled = as_row_chunks(w_b).scaled(base_std).masked(rows)
+    factor, rho1, _ = compress(scaled, tau)
+    _, r, piv = scipy.linalg.qr(factor, mode="economic", pivoting=True)
+    coefficients, _, rank, _ = np.linalg.lstsq(factor, rho1, rcond=1e-10)
     residual = tau - scaled @ coefficients
     sigma2 = float(residual @ residual) / max(int(rows.sum()) - rank, 1)
     floor = NOISE_FLOOR * float(np.sqrt(np.mean(tau[rows] ** 2)))  # noise-free data: round-off, not information

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.dynamics.regressor import regressor
+from dynid_ros.dynamics.regressor import regressor_chunks
+from dynid_ros.estimation.estimators import compress
 from dynid_ros.estimation.prior import MASS_RATIO_RANGE
 from dynid_ros.estimation.residual_structure import STRUCTURED_SHARE, JointDiagnostics, joint_diagnostics
 from dynid_ros.pipeline import report as plots
@@ -55,10 +56,11 @@ def excitation_quality(result: IdentificationResult) -> dict | None:
     fit, model = result.fit, result.model
     if fit is None:
         return None
-    w_b = result.base.project(regressor(model, result.base.layout, fit.q, fit.dq, fit.ddq))
-    norms = np.linalg.norm(w_b, axis=0)
-    singular = np.linalg.svd(w_b, compute_uv=False)
-    scaled = np.linalg.svd(w_b / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
+    factor = compress(w_b, np.zeros(w_b.shape[0]))[0]  # R^T R = W^T W: the same singular values and column norms
+    norms = np.linalg.norm(factor, axis=0)
+    singular = np.linalg.svd(factor, compute_uv=False)
+    scaled = np.linalg.svd(factor / np.where(norms > 0, norms, 1.0), compute_uv=False)
     joints = []
     for j, joint in enumerate(fit.joints):
         lo, hi = model.position_limits[j]

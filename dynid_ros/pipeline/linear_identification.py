@@ -16,7 +16,7 @@ from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, a
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
 from dynid_ros.dynamics.bounds import Bounds
-from dynid_ros.dynamics.regressor import regressor
+from dynid_ros.dynamics.regressor import regressor_chunks, torques
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
@@ -86,9 +86,8 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
             base = compute_base_parameters(model, layout)
     elif tuple(base.layout.symbols) != tuple(layout.symbols):
         raise ConfigError("identify: the given base parameters are of another parameter layout")
-    with timer.stage("regressor"):
-        w = regressor(model, layout, data.q, data.dq, data.ddq)
-        w_b = base.project(w)
+    with timer.stage("regressor"):  # in blocks, computed on each pass (kept when small): never whole in memory
+        w_b = regressor_chunks(model, layout, data.q, data.dq, data.ddq, base.independent)
         tau, kept = _fit_rows(data, w_b, processing.min_speed, fit_target, warnings)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
@@ -115,7 +114,7 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
         warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
                         "noise-free): the standard deviations are those of that weight, not of the data")
     with timer.stage("evaluate"):
-        predicted = (w @ estimate.delta).reshape(-1, model.n_dof)
+        predicted = torques(model, layout, estimate.delta, data.q, data.dq, data.ddq)
         err, err_joint = relative_error(data.tau_raw, predicted)
         warnings += [p.message() for p in coupled_pairs(data.tau_raw - predicted, data.dq, data.ddq, model.joints)]
         feasible = _checked_feasibility(estimate.delta, layout, options, bounds, attached)
@@ -152,8 +151,8 @@ def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target
     in_fit`), not zeroed; a warning says how many."""
     tau = data.tau.reshape(-1)
     kept = fit_rows(data.dq, min_speed)
-    if fit_target is not None:
-        tau, kept = fit_target(data, w_b, kept)
+    if fit_target is not None:  # e.g. the sign search of --abs-effort: on the whole regressor in memory
+        tau, kept = fit_target(data, np.asarray(w_b), kept)
     if not kept.all():
         warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
                         + (f"(|q'| < {min_speed} rad/s)" if fit_target is None else "(fit target)"))
@@ -167,7 +166,7 @@ def _not_identified(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, prio
     layout = base.layout
     informative = options.prior == "nominal" and bool(np.any(prior.mean[layout.indices("m")] > 0))
     if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
-        check_excited(w_b[kept], base)
+        check_excited(estimators.in_fit(w_b, tau, kept)[0], base)
         return []
     missing = not_identified(w_b, tau, base, prior.mean, prior.covariance, kept)
     _check_excitation(missing, base.n_base, options.strict)
@@ -239,7 +238,7 @@ def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, 
                                   f"and the bounds (solver status {corrected.status})")
         return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
     w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
-    found = pbpr(w_fit, tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+    found = pbpr(np.asarray(w_fit), tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
                  use_nominal_start=options.prior == "nominal")
     return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
 
