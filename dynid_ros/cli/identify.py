@@ -22,7 +22,7 @@ from dynid_ros.pipeline.frames_identification import (
 )
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identification_report import HTML_FILE
-from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.identify import identify, identify_bag
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
 from dynid_ros.pipeline.payload_identification import identify_frames_payload, identify_payload, write_payload
@@ -128,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--beam applies to --abs-effort only")
     if args.mass_matrix:
         result = _identify_mass_matrix(args, options, timer)
+    elif not (args.abs_effort or args.effort_scale_file):  # the bag streamed (sigmoid friction: in memory)
+        result = identify_bag(args.bag, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
+                              model=coupled_model(args, options, timer))
     else:
         with timer.stage("read_bag"):
             series = read_joint_states(args.bag, topic=options.topic)

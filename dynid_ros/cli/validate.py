@@ -6,13 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import check_output_file, is_validation_report
 from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states, validate_frames
 from dynid_ros.pipeline.provenance import provenance
 from dynid_ros.pipeline.report_html import is_own_html
 from dynid_ros.pipeline.results import load_parameters
-from dynid_ros.pipeline.validate import html_path, validate, write_report
+from dynid_ros.pipeline.validate import html_path, validate_bag, write_report
 
 NAME = "validate"
 HELP = "compare an identified model's torque prediction with recorded effort"
@@ -37,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
                       "dynid HTML report")
     parameters = load_parameters(Path(args.result))
     topic = args.topic or parameters["options"].get("topic") or "/joint_states"
-    series = read_joint_states(args.bag, topic=topic)
-    result = validate(Path(args.result), series, args.start, args.end)
+    result = validate_bag(Path(args.result), args.bag, topic, args.start, args.end)  # streamed
     sources = {"bag": args.bag, "result": Path(args.result) / "parameters.yaml"}
     window = {"topic": topic, "start": args.start, "end": args.end, "result": str(args.result)}
     html = write_report(result, Path(args.report), provenance(window, sources, argv=getattr(args, "argv", None)))

@@ -90,8 +90,20 @@ def _topics(reader: object) -> dict[str, str]:
 
 
 def _read_topic(path: Path, topic: str) -> _RawTopic:
+    stamps: list[np.ndarray] = []
+    data: list[bytes] = []
+    for receive_ns, raws in iter_topic_chunks(path, topic, None):
+        stamps.append(receive_ns)
+        data += raws
+    return _RawTopic(np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64), data)
+
+
+def iter_topic_chunks(path: str | Path, topic: str, chunk_messages: int | None):
+    """The raw messages of ``topic`` in bag order, ``chunk_messages`` at a time (None: all at once), as
+    ``(receive_ns (m,), [CDR bytes])``; the bag is read lazily, so memory holds one chunk."""
     from rosbags.rosbag2.errors import ReaderError
 
+    path = Path(path)
     reader = _open_reader(path)
     try:
         connections = [c for c in reader.connections if c.topic == topic]
@@ -103,16 +115,22 @@ def _read_topic(path: Path, topic: str) -> _RawTopic:
             raise BagError(f"{path}: topic {topic} has type {wrong[0]}, expected {JOINT_STATE_TYPE}")
         stamps: list[int] = []
         data: list[bytes] = []
+        count = 0
         try:
             for _, timestamp, raw in reader.messages(connections=connections):
                 stamps.append(timestamp)
                 data.append(bytes(raw))
+                count += 1
+                if chunk_messages is not None and len(data) >= chunk_messages:
+                    yield np.asarray(stamps, dtype=np.int64), data
+                    stamps, data = [], []
         except (ReaderError, OSError, ValueError, KeyError, struct.error, EOFError) as err:
-            raise BagError(f"{path}: corrupt bag after {len(data)} message(s) of {topic}: {_one_line(err)} "
+            raise BagError(f"{path}: corrupt bag after {count} message(s) of {topic}: {_one_line(err)} "
                            f"(try: dynid bag repair {path})") from err
+        if data or chunk_messages is None:
+            yield np.asarray(stamps, dtype=np.int64), data
     finally:
         reader.close()
-    return _RawTopic(np.asarray(stamps, dtype=np.int64), data)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -195,11 +213,13 @@ class _Decoded:
     present: np.ndarray
     carries: np.ndarray
     fast: int = 0  # messages decoded by the fast path
+    first: int = 0  # index of the first message among all of the topic (messages name samples by it)
 
     def columns(self, layout_names: tuple[str, ...], topic: str, sample: int) -> np.ndarray:
         """Columns of ``layout_names`` (the joints of one message), adding the joints not seen before."""
         if len(set(layout_names)) != len(layout_names):
-            raise DataError(f"topic {topic}: duplicate joint names in sample {sample}: {list(layout_names)}")
+            raise DataError(f"topic {topic}: duplicate joint names in sample {sample + self.first}: "
+                            f"{list(layout_names)}")
         new = [name for name in layout_names if name not in self.names]
         if new:
             n_msg = self.stamps.size
@@ -210,11 +230,12 @@ class _Decoded:
         return np.array([index[name] for name in layout_names], dtype=np.int64)
 
 
-def decode_messages(raws: list[bytes], topic: str) -> _Decoded:
-    """Decode every message, its joints matched by name (:class:`_Decoded`)."""
+def decode_messages(raws: list[bytes], topic: str, first: int = 0) -> _Decoded:
+    """Decode every message, its joints matched by name (:class:`_Decoded`); ``first``: the index of ``raws[0]``
+    among all messages of the topic (for messages)."""
     n_msg = len(raws)
     out = _Decoded([], np.zeros(n_msg, dtype=np.int64), [np.zeros((n_msg, 0)) for _ in range(3)],
-                   np.zeros((n_msg, 3), dtype=bool), np.zeros((n_msg, 0), dtype=bool))
+                   np.zeros((n_msg, 3), dtype=bool), np.zeros((n_msg, 0), dtype=bool), first=first)
     lengths = np.fromiter((len(r) for r in raws), dtype=np.int64, count=n_msg)
     pending = np.ones(n_msg, dtype=bool)
     slow = np.zeros(n_msg, dtype=bool)
@@ -271,7 +292,7 @@ def _deserialize(raw: bytes, topic: str, sample: int) -> object:
 def _decode_one(raw: bytes, sample: int, out: _Decoded, topic: str,
                 columns_of: dict[tuple[str, ...], np.ndarray]) -> None:
     """One message by rosbags' deserializer (any endianness and layout); ``columns_of`` caches name orders."""
-    msg = _deserialize(raw, topic, sample)
+    msg = _deserialize(raw, topic, sample + out.first)
     key = tuple(msg.name)
     columns = columns_of.get(key)
     if columns is None:
@@ -283,7 +304,7 @@ def _decode_one(raw: bytes, sample: int, out: _Decoded, topic: str,
             continue
         if len(values) != len(msg.name):
             field = ("position", "velocity", "effort")[k]
-            raise DataError(f"topic {topic}, sample {sample}: {len(values)} {field} values for "
+            raise DataError(f"topic {topic}, sample {sample + out.first}: {len(values)} {field} values for "
                             f"{len(msg.name)} joint names")
         out.fields[k][sample, columns] = values
         out.present[sample, k] = True

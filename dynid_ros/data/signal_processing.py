@@ -15,6 +15,7 @@ regressor of the first 70 %, relative error on the last 30 % against the raw tor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -31,16 +32,21 @@ default (15 samples) the transients cost 0.3 points of held-out error on the Pan
 def apply_effort_scale(series: JointStateSeries, scale: list[float] | tuple[float, ...] | np.ndarray
                        ) -> JointStateSeries:
     """Torque ``tau_j = k_j * effort_j`` per joint (motor current to torque, Pennese et al. 2021 eq. 2)."""
-    k = np.asarray(scale, dtype=float).reshape(-1)
-    if k.size != len(series.names):
-        raise ConfigError(f"--effort-scale has {k.size} value(s) for {len(series.names)} joints "
-                          f"({', '.join(series.names)})")
-    if not np.isfinite(k).all():
-        raise ConfigError(f"--effort-scale must be finite numbers, got {k.tolist()}")
+    k = effort_scale_vector(scale, series.names)
     if series.effort is None:
         raise DataError("cannot scale the effort: the joint states have no effort")
     return JointStateSeries(list(series.names), series.t, series.position, series.velocity, series.effort * k,
                             dict(series.info))
+
+
+def effort_scale_vector(scale: list[float] | tuple[float, ...] | np.ndarray, names: list[str]) -> np.ndarray:
+    """The per-joint factors of ``--effort-scale`` for the joints ``names``, checked."""
+    k = np.asarray(scale, dtype=float).reshape(-1)
+    if k.size != len(names):
+        raise ConfigError(f"--effort-scale has {k.size} value(s) for {len(names)} joints ({', '.join(names)})")
+    if not np.isfinite(k).all():
+        raise ConfigError(f"--effort-scale must be finite numbers, got {k.tolist()}")
+    return k
 
 
 @dataclass(init=False)
@@ -69,6 +75,9 @@ class ProcessingOptions:
         gap_s: a step between stamps longer than this [s] is a gap that splits the data into segments processed
             separately; None = the larger of ``GAP_PERIODS`` median sample periods and ``GAP_CUTOFF_FRACTION`` of
             the cutoff period (:func:`gap_threshold`).
+        chunk_s: seconds of recording processed at a time when a bag is streamed (``dynid identify``, ``dynid
+            validate``: the bag is read in chunks, only the decimated samples are kept; the result equals that of
+            a whole segment at once to round-off, :func:`process_rows`); None: each segment at once.
     """
 
     rate_hz: float | None = None
@@ -80,6 +89,7 @@ class ProcessingOptions:
     tau_cutoff_hz: float | None = None
     min_speed: float = 0.0
     gap_s: float | None = None
+    chunk_s: float | None = 60.0
 
     def __init__(self, **values: object) -> None:
         names = [f.name for f in fields(self)]
@@ -104,7 +114,7 @@ class ProcessingOptions:
 
     def check(self) -> None:
         """Raise ConfigError for invalid values (and normalise numbers)."""
-        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed", "gap_s"):
+        for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed", "gap_s", "chunk_s"):
             value = getattr(self, name)
             if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
                 continue
@@ -156,14 +166,40 @@ def resample(t: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return values[index] * (1.0 - weight) + values[index + 1] * weight
 
 
-def _lowpass(values: np.ndarray, cutoff_hz: float, order: int, rate_hz: float) -> np.ndarray:
+def _lowpass(values: np.ndarray, cutoff_hz: float, order: int, rate_hz: float, segment: int | None = None
+             ) -> np.ndarray:
+    """Zero-phase Butterworth low-pass of the columns; ``segment``: the length of the whole segment ``values``
+    is a part of (the padding is that of the whole segment), default ``values``' own."""
+    import scipy.signal
+
+    sos = _butter(cutoff_hz, order, rate_hz)
+    padlen = min((values.shape[0] if segment is None else segment) - 1, int(np.ceil(PAD_PERIODS * rate_hz / cutoff_hz)))
+    return scipy.signal.sosfiltfilt(sos, values, axis=0, padlen=padlen)
+
+
+def _butter(cutoff_hz: float, order: int, rate_hz: float) -> np.ndarray:
     import scipy.signal
 
     if cutoff_hz >= 0.5 * rate_hz:
         raise ConfigError(f"cutoff {cutoff_hz:g} Hz must be below half the sampling rate ({0.5 * rate_hz:g} Hz)")
-    sos = scipy.signal.butter(order, cutoff_hz, fs=rate_hz, output="sos")
-    padlen = min(values.shape[0] - 1, int(np.ceil(PAD_PERIODS * rate_hz / cutoff_hz)))
-    return scipy.signal.sosfiltfilt(sos, values, axis=0, padlen=padlen)
+    return scipy.signal.butter(order, cutoff_hz, fs=rate_hz, output="sos")
+
+
+EDGE_TOLERANCE = 1e-12
+"""Streamed processing: the filter's transient at a chunk's edge must have decayed below this (relative)."""
+STATE_GAIN_MARGIN = 1e3
+"""...allowing for a filter state up to this many times the signal (the transient starts from a wrong state)."""
+
+
+def settle_samples(cutoff_hz: float, order: int, rate_hz: float, tolerance: float = EDGE_TOLERANCE) -> int:
+    """Samples after which every mode of the Butterworth filter has decayed below ``tolerance / STATE_GAIN_MARGIN``:
+    ``|p|^k`` for the slowest pole ``p`` (the forward and the backward pass each start a chunk from a wrong state;
+    beyond this many samples from a chunk's edge its zero-phase output equals the whole segment's)."""
+    import scipy.signal
+
+    _, poles, _ = scipy.signal.sos2zpk(_butter(cutoff_hz, order, rate_hz))
+    radius = float(np.max(np.abs(poles)))
+    return int(np.ceil(np.log(tolerance / STATE_GAIN_MARGIN) / np.log(radius))) + 2  # + the central differences
 
 
 def min_samples(order: int) -> int:
@@ -193,18 +229,43 @@ def segments(t: np.ndarray, threshold: float) -> list[slice]:
     return [slice(a, b) for a, b in zip([0] + cuts, cuts + [t.size])]
 
 
-def process(series: JointStateSeries, options: ProcessingOptions | None = None) -> ProcessedData:
+Fetch = Callable[[int, int], "list[np.ndarray | None]"]
+"""``fetch(a, b)``: position, velocity, effort (None where not recorded) of samples ``[a, b)``; successive calls
+never start before an earlier one (a bag read in order: :class:`dynid_ros.data.bag_stream.BagRows`)."""
+
+
+def process(series: JointStateSeries, options: ProcessingOptions | None = None,
+            chunk_s: float | None = None) -> ProcessedData:
     """Filtered q, q', q'' and torque at recorded samples, for the regression (module docstring).
 
     Gaps in the stamps (steps longer than :func:`gap_threshold`: a dropped connection, a paused recording) split
     the data into segments, each resampled, filtered, differentiated and trimmed on its own, never interpolated
-    across; a segment too short to filter is left out. ``ProcessedData.segments`` reports them all."""
+    across; a segment too short to filter is left out. ``ProcessedData.segments`` reports them all.
+    ``chunk_s``: process ``chunk_s`` seconds at a time (:func:`process_rows`), None: each segment at once."""
     options = options or ProcessingOptions()
-    if series.effort is None:
+    check_fields(series.velocity is not None, series.effort is not None, options)
+    fields = [series.position, series.velocity, series.effort]
+    return process_rows(np.asarray(series.t, dtype=float), lambda a, b: [None if f is None else f[a:b] for f in fields],
+                        options, chunk_s)
+
+
+def check_fields(velocity: bool, effort: bool, options: ProcessingOptions) -> None:
+    """DataError when the joint states lack the effort, or the velocity the options filter."""
+    if not effort:
         raise DataError("the joint states have no effort (torque)")
-    if options.velocity_source == "measured" and series.velocity is None:
+    if options.velocity_source == "measured" and not velocity:
         raise DataError("the joint states have no velocity; use processing option velocity_source: differentiate")
-    t = np.asarray(series.t, dtype=float)
+
+
+def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_s: float | None = None
+                 ) -> ProcessedData:
+    """:func:`process` of the samples at stamps ``t`` whose values ``fetch`` returns, ``chunk_s`` seconds of each
+    segment at a time (None: a segment at once).
+
+    Each chunk is resampled, filtered and differentiated on the segment's grid with :func:`settle_samples` of
+    the segment around it on both sides (the zero-phase filter's transient from the chunk's edges has decayed
+    below ``EDGE_TOLERANCE`` there) and the segment's own padding at its ends: the kept samples are those of the
+    whole segment processed at once (to round-off). Only the kept (decimated) samples are held."""
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
@@ -213,7 +274,7 @@ def process(series: JointStateSeries, options: ProcessingOptions | None = None) 
         entry = {"start_s": float(t[part.start] - t[0]), "end_s": float(t[part.stop - 1] - t[0]),
                  "samples": part.stop - part.start, "used": True}
         try:
-            parts.append(_process_segment(series, part, options, rate))
+            parts.append(_process_segment(t, part, fetch, options, rate, chunk_s))
         except _TooShort as err:
             entry.update(used=False, reason=str(err))
             reasons.append(str(err))
@@ -223,42 +284,20 @@ def process(series: JointStateSeries, options: ProcessingOptions | None = None) 
                         f"no segment between the {len(reasons) - 1} gaps in the stamps is long enough: {reasons[0]}")
     keep = np.concatenate([k for k, _ in parts])
     values = np.vstack([v for _, v in parts])
-    n = series.position.shape[1]
+    n = values.shape[1] // 5
     return ProcessedData(t=t[keep], q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
-                         tau=values[:, 3 * n:], tau_raw=np.asarray(series.effort, dtype=float)[keep].copy(),
-                         rate_hz=float(rate), segments=report)
+                         tau=values[:, 3 * n:4 * n], tau_raw=values[:, 4 * n:], rate_hz=float(rate), segments=report)
 
 
 class _TooShort(DataError):
     """A segment too short to filter."""
 
 
-def _process_segment(series: JointStateSeries, part: slice, options: ProcessingOptions,
-                     rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (into ``series``) of the kept samples of one segment and their [q, q', q'', tau] (N, 4n)."""
-    t = np.asarray(series.t, dtype=float)[part]
-    n_grid = int(np.floor((t[-1] - t[0]) * rate + 1e-9)) + 1
-    needed = max(min_samples(options.order), int(np.ceil(2 * options.trim_s * rate)) + 3)
-    if n_grid < needed:
-        raise _TooShort(f"too few samples to filter: {n_grid} at {rate:.1f} Hz ({t[-1] - t[0]:.3f} s), need at "
-                        f"least {needed} (order {options.order}, trim {options.trim_s:g} s at both ends)")
-    grid = t[0] + np.arange(n_grid) / rate
-    # q, dq, effort on the uniform grid, then filtered there
-    stacked = [series.position[part], series.effort[part]]
-    if options.velocity_source == "measured":
-        stacked.append(series.velocity[part])
-    uniform = resample(t, np.hstack(stacked), grid)
-    n = series.position.shape[1]
-    q = _lowpass(uniform[:, :n], options.cutoff_hz, options.order, rate)
-    tau = _lowpass(uniform[:, n:2 * n], options.tau_cutoff_hz or options.cutoff_hz, options.order, rate)
-    if options.velocity_source == "measured":
-        dq = _lowpass(uniform[:, 2 * n:], options.cutoff_hz, options.order, rate)
-    else:
-        dq = np.gradient(q, 1.0 / rate, axis=0)
-    ddq = np.gradient(dq, 1.0 / rate, axis=0)
-    # kept samples: recorded samples nearest to the decimated grid inside the trimmed window
-    step = 1.0 / (options.decimate_hz or rate)
-    first, last = grid[0] + options.trim_s, grid[-1] - options.trim_s
+def _kept_samples(t: np.ndarray, grid_first: float, grid_last: float, options: ProcessingOptions) -> np.ndarray:
+    """Indices (into the segment's ``t``) of the kept samples: the recorded samples nearest to the decimated grid
+    inside the trimmed window."""
+    step = 1.0 / (options.decimate_hz or 1.0)
+    first, last = grid_first + options.trim_s, grid_last - options.trim_s
     targets = np.arange(first, last + 1e-12, step) if options.decimate_hz else t[(t >= first) & (t <= last)]
     nearest = np.clip(np.searchsorted(t, targets), 1, t.size - 1)
     nearest -= (targets - t[nearest - 1]) < (t[nearest] - targets)
@@ -266,4 +305,51 @@ def _process_segment(series: JointStateSeries, part: slice, options: ProcessingO
     keep = keep[(t[keep] >= first) & (t[keep] <= last)]
     if keep.size < 2:
         raise _TooShort(f"too few samples left after trimming {options.trim_s:g} s at both ends: {keep.size}")
-    return keep + part.start, resample(grid, np.hstack([q, dq, ddq, tau]), t[keep])
+    return keep
+
+
+def _process_segment(t_all: np.ndarray, part: slice, fetch: Fetch, options: ProcessingOptions, rate: float,
+                     chunk_s: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (into ``t_all``) of the kept samples of one segment and their [q, q', q'', tau, tau_raw] (N, 5n)."""
+    t = t_all[part]
+    n_grid = int(np.floor((t[-1] - t[0]) * rate + 1e-9)) + 1
+    needed = max(min_samples(options.order), int(np.ceil(2 * options.trim_s * rate)) + 3)
+    if n_grid < needed:
+        raise _TooShort(f"too few samples to filter: {n_grid} at {rate:.1f} Hz ({t[-1] - t[0]:.3f} s), need at "
+                        f"least {needed} (order {options.order}, trim {options.trim_s:g} s at both ends)")
+    grid = t[0] + np.arange(n_grid) / rate
+    keep = _kept_samples(t, grid[0], grid[-1], options)
+    at = np.clip(np.searchsorted(grid, t[keep], side="right") - 1, 0, n_grid - 2)  # grid interval of each
+    span = n_grid if chunk_s is None else max(1, int(chunk_s * rate))
+    margin = settle_samples(min(options.cutoff_hz, options.tau_cutoff_hz or options.cutoff_hz), options.order, rate)
+    bounds = np.searchsorted(at, np.arange(0, n_grid + span, span)).tolist()
+    out = []
+    for k0, k1 in zip(bounds[:-1], bounds[1:]):
+        if k1 <= k0:
+            continue
+        a, b = (0, n_grid) if chunk_s is None else \
+            (max(0, int(at[k0]) - margin), min(n_grid, int(at[k1 - 1]) + 2 + margin))
+        out.append(_chunk_values(t, part.start, keep[k0:k1], grid[a:b], n_grid, fetch, options, rate))
+    return keep + part.start, np.vstack(out)
+
+
+def _chunk_values(t: np.ndarray, offset: int, keep: np.ndarray, grid: np.ndarray, n_grid: int, fetch: Fetch,
+                  options: ProcessingOptions, rate: float) -> np.ndarray:
+    """[q, q', q'', tau, tau_raw] at the kept samples ``keep`` (into the segment's ``t``), filtered on ``grid`` (a
+    part of the segment's grid of ``n_grid`` points); ``offset``: the segment's first sample."""
+    r0 = int(np.clip(np.searchsorted(t, grid[0], side="right") - 1, 0, t.size - 2))
+    r1 = int(np.clip(np.searchsorted(t, grid[-1], side="right") - 1, 0, t.size - 2)) + 2
+    r1 = max(r1, int(keep[-1]) + 1)
+    position, velocity, effort = fetch(offset + r0, offset + r1)
+    stacked = [position, effort] + ([velocity] if options.velocity_source == "measured" else [])
+    uniform = resample(t[r0:r1], np.hstack(stacked), grid)
+    n = position.shape[1]
+    q = _lowpass(uniform[:, :n], options.cutoff_hz, options.order, rate, n_grid)
+    tau = _lowpass(uniform[:, n:2 * n], options.tau_cutoff_hz or options.cutoff_hz, options.order, rate, n_grid)
+    if options.velocity_source == "measured":
+        dq = _lowpass(uniform[:, 2 * n:], options.cutoff_hz, options.order, rate, n_grid)
+    else:
+        dq = np.gradient(q, 1.0 / rate, axis=0)
+    ddq = np.gradient(dq, 1.0 / rate, axis=0)
+    filtered = resample(grid, np.hstack([q, dq, ddq, tau]), t[keep])
+    return np.hstack([filtered, np.asarray(effort, dtype=float)[keep - r0]])

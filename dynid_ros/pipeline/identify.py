@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.bag_stream import BagScan, scan_joint_states
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
+from dynid_ros.data.signal_processing import ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.pipeline.identification_result import IdentificationResult
-from dynid_ros.pipeline.linear_identification import FitTarget, identify_linear
+from dynid_ros.pipeline.linear_identification import FitTarget, identify_linear, identify_processed, processed_scan
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.sigmoid_identification import identify_with_sigmoid
 from dynid_ros.pipeline.timing import StageTimer
@@ -31,10 +34,51 @@ def identified_model(series: JointStateSeries, options: IdentificationOptions, t
             model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=series.names,
                                xacro_args=xacro_args, locked_at=held_positions(series.window(options.start,
                                                                                              options.end)))
+    return model, locked_warnings(model)
+
+
+def locked_warnings(model: RobotModel) -> list[str]:
+    """The warning naming the joints ``model`` locks, if any."""
     if not model.locked:
-        return model, []
-    return model, [f"joints locked (not identified): {', '.join(model.locked)}, where the data hold them "
-                   f"(at {', '.join(f'{model.locked_positions[j]:.4g}' for j in model.locked)})"]
+        return []
+    return [f"joints locked (not identified): {', '.join(model.locked)}, where the data hold them "
+            f"(at {', '.join(f'{model.locked_positions[j]:.4g}' for j in model.locked)})"]
+
+
+def scanned_model(scan: BagScan, options: IdentificationOptions, timer: StageTimer, model: RobotModel | None = None,
+                  urdf: str | Path | None = None, dh: str | Path | None = None,
+                  xacro_args: list[str] | None = None) -> tuple[RobotModel, list[str]]:
+    """:func:`identified_model` for a bag read in chunks: the joints it locks are held at their median over the
+    window, read from the bag only when there are any."""
+    with timer.stage("model"):
+        if model is None:
+            model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=scan.names, xacro_args=xacro_args)
+            held = [j for j in model.locked if j in scan.names]
+            if held:
+                model = load_model(urdf=urdf, dh=dh, joints=options.joints, available=scan.names,
+                                   xacro_args=xacro_args, locked_at=scan.held_positions(held, options.start,
+                                                                                        options.end))
+    return model, locked_warnings(model)
+
+
+def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Path | None = None,
+                 dh: str | Path | None = None, model: RobotModel | None = None, timer: StageTimer | None = None,
+                 xacro_args: list[str] | None = None) -> IdentificationResult:
+    """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
+    processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
+    decimated samples only. A topic with several publishers, and sigmoid friction, are read and identified in
+    memory (:func:`identify`)."""
+    options.check()
+    timer = timer or StageTimer()
+    with timer.stage("read_bag"):
+        scan = None if "sigmoid" in options.friction else scan_joint_states(bag, options.topic)
+        series = read_joint_states(bag, topic=options.topic) if scan is None else None
+    if series is not None:
+        return identify(series, options, urdf, dh, model, timer, xacro_args)
+    model, warnings = scanned_model(scan, options, timer, model, urdf, dh, xacro_args)
+    with timer.stage("process"):
+        data = processed_scan(scan, model, options, ProcessingOptions(**options.processing))
+    return identify_processed(data, options, model, timer, warnings=warnings)
 
 
 def identify(series: JointStateSeries, options: IdentificationOptions, urdf: str | Path | None = None,

@@ -11,8 +11,17 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from dynid_ros.data.bag_stream import BagScan
 from dynid_ros.data.joint_states import JointStateSeries, complete_fields
-from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, apply_effort_scale, process
+from dynid_ros.data.signal_processing import (
+    ProcessedData,
+    ProcessingOptions,
+    apply_effort_scale,
+    check_fields,
+    effort_scale_vector,
+    process,
+    process_rows,
+)
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
 from dynid_ros.dynamics.bounds import Bounds
@@ -74,13 +83,35 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     ``fit_target`` (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.pipeline.abs_effort`) replaces
     the torque rows and the row mask of the fit. ``base``: the base parameters of ``model`` in the options'
     layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
-    warnings = list(warnings or [])
-    layout = model.layout_for(options.friction, options.armature)
     with timer.stage("process"):
         series = prepare_series(series, model, options)
-        processing = ProcessingOptions(**options.processing)
-        data = process(series, processing)
-        warnings += segment_warnings(data.segments)
+        data = process(series, ProcessingOptions(**options.processing))
+    return identify_processed(data, options, model, timer, fit_target, base, warnings)
+
+
+def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
+                   processing: ProcessingOptions) -> ProcessedData:
+    """:func:`prepare_series` and :func:`~dynid_ros.data.signal_processing.process` of a bag read in chunks
+    (:mod:`dynid_ros.data.bag_stream`): ``processing.chunk_s`` seconds at a time, only the decimated samples
+    kept; the same samples and values as the whole series at once (to round-off)."""
+    scale = None if options.effort_scale is None else effort_scale_vector(options.effort_scale, list(model.joints))
+    rows = scan.rows(list(model.joints), np.asarray(model.continuous, dtype=bool), scale)
+    first, stop = scan.window_rows(options.start, options.end)
+    if stop - first < 10:
+        raise DataError(f"only {stop - first} samples between --start {options.start} and --end {options.end} "
+                        f"(the data spans {scan.t[-1] - scan.t[0]:.3f} s)")
+    check_fields(scan.fields[1], scan.fields[2], processing)
+    return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), processing,
+                        processing.chunk_s)
+
+
+def identify_processed(data: ProcessedData, options: IdentificationOptions, model: RobotModel, timer: StageTimer,
+                       fit_target: FitTarget | None = None, base: BaseParameters | None = None,
+                       warnings: list[str] | None = None) -> IdentificationResult:
+    """:func:`identify_linear` from the processed data (``data``: of the options' window and processing)."""
+    warnings = list(warnings or []) + segment_warnings(data.segments)
+    layout = model.layout_for(options.friction, options.armature)
+    processing = ProcessingOptions(**options.processing)
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
@@ -23,7 +25,7 @@ from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters, sigmoid_torque
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_report import diagnostics, fit_section, joint_units, provenance_section
-from dynid_ros.pipeline.linear_identification import prepare_series
+from dynid_ros.pipeline.linear_identification import prepare_series, processed_scan
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.report_html import Document
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE, load_parameters
@@ -86,20 +88,45 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
     with timer.stage("load"):
         parameters = load_parameters(result_dir)
         model = load_result_model(result_dir, parameters, held_positions(series.window(start, end)))
-        opts = parameters["options"]
-        options = IdentificationOptions(friction=tuple(opts["friction"]), armature=bool(opts["armature"]),
-                                        start=start, end=end, effort_scale=opts.get("effort_scale"))
-        layout = model.layout_for(options.friction, options.armature)
-        delta = np.asarray(parameters["parameter_vector"]["values"], dtype=float)
-        if delta.size != layout.n_parameters:
-            raise DataError(f"{result_dir}: {delta.size} parameters in {PARAMETERS_FILE} but the model needs "
-                            f"{layout.n_parameters}")
-        sigmoid = None
-        if "sigmoid" in layout.friction:
-            sigmoid = sigmoid_from_parameters(parameters, layout.joints)
+        options, layout, delta, sigmoid = _identified(result_dir, parameters, model, start, end)
     with timer.stage("process"):
         data = processed_window(model, series, options, parameters.get("processing", {}))
     return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
+
+
+def validate_bag(result_dir: Path, bag: str | Path, topic: str, start: float | None = None,
+                 end: float | None = None) -> ValidationResult:
+    """:func:`validate` on a rosbag2, streamed (as :func:`dynid_ros.pipeline.identify.identify_bag`: read and
+    processed in chunks, the torques predicted block by block); a topic with several publishers is read whole."""
+    scan = scan_joint_states(bag, topic)
+    if scan is None:
+        return validate(result_dir, read_joint_states(bag, topic=topic), start, end)
+    timer = StageTimer()
+    with timer.stage("load"):
+        parameters = load_parameters(result_dir)
+        model = load_result_model(result_dir, parameters)
+        held = [j for j in model.locked if j in scan.names]
+        if held:  # where this bag holds them
+            model = load_result_model(result_dir, parameters, scan.held_positions(held, start, end))
+        options, layout, delta, sigmoid = _identified(result_dir, parameters, model, start, end)
+    with timer.stage("process"):
+        data = processed_scan(scan, model, options, ProcessingOptions.from_record(parameters.get("processing", {})))
+    return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
+
+
+def _identified(result_dir: Path, parameters: dict, model: RobotModel, start: float | None, end: float | None
+                ) -> tuple[IdentificationOptions, ParameterLayout, np.ndarray, np.ndarray | None]:
+    """The options (window, layout, effort scale), layout, parameter vector and sigmoid friction of a result."""
+    opts = parameters["options"]
+    options = IdentificationOptions(friction=tuple(opts["friction"]), armature=bool(opts["armature"]),
+                                    start=start, end=end, effort_scale=opts.get("effort_scale"))
+    layout = model.layout_for(options.friction, options.armature)
+    delta = np.asarray(parameters["parameter_vector"]["values"], dtype=float)
+    if delta.size != layout.n_parameters:
+        raise DataError(f"{result_dir}: {delta.size} parameters in {PARAMETERS_FILE} but the model needs "
+                        f"{layout.n_parameters}")
+    sigmoid = sigmoid_from_parameters(parameters, layout.joints) if "sigmoid" in layout.friction else None
+    return options, layout, delta, sigmoid
 
 
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,

@@ -1,0 +1,174 @@
+"""Streamed identification (issue 21 item 1): a bag read in chunks, processed chunk by chunk, the regressor
+compressed block by block, gives the in-memory result.
+
+Short synthetic Panda bags (1 kHz, torque from the model plus noise, jittered stamps, a gap) with tiny chunks
+forced (0.7 s of processing, 900 messages of reading), so that many chunk edges, the gap and the window's ends are
+crossed; the estimate must equal the in-memory one to 1e-9 relative (OLS, WLS and the default FBPE).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+from dynid_ros.cli.main import main
+from dynid_ros.data import bag_stream
+from dynid_ros.data.bag_io import JOINT_STATE_TYPE, encode_joint_states, read_joint_states, write_joint_states
+from dynid_ros.data.bag_stream import scan_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.signal_processing import ProcessingOptions, process, settle_samples
+from dynid_ros.dynamics.regressor import regressor_chunks, torques
+from dynid_ros.dynamics.row_chunks import RowChunks
+from dynid_ros.estimation import estimators
+from dynid_ros.pipeline.identify import identify, identify_bag
+from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.pipeline.results import load_parameters
+from dynid_ros.pipeline.validate import validate, validate_bag
+from dynid_ros.robot.model import load_model, nominal_parameters
+
+URDF = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+TINY = {"chunk_s": 0.7, "min_speed": 0.02}
+
+
+def panda_series(seconds: float = 7.0, seed: int = 0) -> JointStateSeries:
+    """A 1 kHz multi-sine of the Panda with jittered stamps, a 0.3 s gap at 3 s and a NaN sample."""
+    model = load_model(urdf=URDF)
+    layout = model.layout_for()
+    delta = nominal_parameters(model, layout)
+    rng = np.random.default_rng(seed)
+    for j in range(model.n_dof):
+        delta[layout.joint_index(j, "fv")], delta[layout.joint_index(j, "fc")] = 0.4, 0.6
+    t = np.arange(0.0, seconds, 1e-3)
+    w = 2 * np.pi * rng.uniform(0.3, 0.9, (1, model.n_dof))
+    phase = rng.uniform(0, 2 * np.pi, (1, model.n_dof))
+    mid = model.position_limits.mean(axis=1)
+    q = mid + 0.5 * np.sin(w * t[:, None] + phase)
+    dq = 0.5 * w * np.cos(w * t[:, None] + phase)
+    ddq = -0.5 * w**2 * np.sin(w * t[:, None] + phase)
+    tau = torques(model, layout, delta, q, dq, ddq) + rng.normal(0.0, 0.05, q.shape)
+    stamps = t + rng.uniform(-2e-4, 2e-4, t.size)
+    keep = (t < 3.0) | (t > 3.3)
+    tau[1234, 2] = np.nan  # dropped by the reader, in both paths
+    return JointStateSeries(list(model.joints), 1.7e9 + stamps[keep], q[keep], dq[keep], tau[keep])
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory) -> Path:
+    return write_joint_states(tmp_path_factory.mktemp("stream") / "bag", panda_series())
+
+
+@pytest.fixture
+def small_reads(monkeypatch):
+    monkeypatch.setattr(bag_stream, "CHUNK_MESSAGES", 900)
+
+
+def relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(a).max())
+
+
+@pytest.mark.parametrize("method", ["ols", "wls", "fbpe"])
+def test_streamed_estimate_equals_the_in_memory_one(bag: Path, small_reads, method: str) -> None:
+    options = IdentificationOptions(method=method, start=0.8, end=6.1, processing=TINY)
+    whole = identify(read_joint_states(bag), options, urdf=URDF)
+    streamed = identify_bag(bag, options, urdf=URDF)
+    assert streamed.n_samples == whole.n_samples > 400
+    assert len(streamed.processing["segments"]) == 2  # the gap was crossed
+    assert relative(whole.beta, streamed.beta) < 1e-9
+    assert relative(whole.delta, streamed.delta) < 1e-9
+    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
+    np.testing.assert_allclose(streamed.beta_rel_std, whole.beta_rel_std, rtol=1e-7)
+    np.testing.assert_array_equal(streamed.fit.t, whole.fit.t)
+    assert [m["name"] for m in streamed.not_identified] == [m["name"] for m in whole.not_identified]
+    assert streamed.warnings == whole.warnings
+
+
+def test_chunked_processing_equals_whole_segments(bag: Path) -> None:
+    """Every processed sample of the chunked processing equals the whole-segment one to round-off: the overlap
+    (``settle_samples``, from the cutoff and order) covers the zero-phase filter's edge transients."""
+    series = read_joint_states(bag)
+    assert settle_samples(6.0, 4, 1000.0) > 1000  # a long overlap (1.9 s at the default filter), not a tuned one
+    for options in (ProcessingOptions(), ProcessingOptions(decimate_hz=None, tau_cutoff_hz=10.0, order=2)):
+        whole, chunked = process(series, options), process(series, options, chunk_s=0.5)
+        np.testing.assert_array_equal(chunked.t, whole.t)
+        np.testing.assert_array_equal(chunked.tau_raw, whole.tau_raw)
+        for name in ("q", "dq", "tau"):
+            assert relative(getattr(whole, name), getattr(chunked, name)) < 1e-11, name
+        assert relative(whole.ddq, chunked.ddq) < 1e-9  # differentiated twice: round-off x rate^2
+        assert chunked.segments == whole.segments
+
+
+def test_scan_gives_the_stamps_and_drops_of_the_reader(bag: Path, small_reads) -> None:
+    scan = scan_joint_states(bag)
+    read = read_joint_states(bag)
+    np.testing.assert_array_equal(scan.t, read.t)
+    assert scan.info == read.info
+    a, b = scan.window_rows(0.8, 6.1)
+    np.testing.assert_array_equal(scan.t[a:b], read.window(0.8, 6.1).t)
+    position, velocity, effort = scan.rows(read.names).get(a, b)
+    window = read.window(0.8, 6.1)
+    np.testing.assert_array_equal(position, window.position)
+    np.testing.assert_array_equal(effort, window.effort)
+
+
+def test_continuous_joints_are_unwrapped_across_chunks(tmp_path: Path, small_reads) -> None:
+    t = np.arange(0.0, 5.0, 1e-3)
+    q = np.column_stack([np.mod(3.0 + 2.0 * t + np.pi, 2 * np.pi) - np.pi, 0.1 * t])
+    bag = write_joint_states(tmp_path / "bag", JointStateSeries(["a", "b"], t + 5.0, q, q, q))
+    rows = scan_joint_states(bag).rows(["a", "b"], np.array([True, False]))
+    got = np.vstack([rows.get(a, min(a + 700, t.size))[0] for a in range(0, t.size, 700)])
+    np.testing.assert_allclose(got[:, 0], np.unwrap(q[:, 0]), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got[:, 1], q[:, 1])
+
+
+def test_several_publishers_are_read_in_memory(tmp_path: Path) -> None:
+    """An arm and a gripper on one topic are merged by interpolation: not scanned, identify_bag reads it whole."""
+    arm = JointStateSeries(["j1"], np.arange(0, 1, 0.002) + 10, np.zeros((500, 1)), None, np.zeros((500, 1)))
+    gripper = JointStateSeries(["f1"], np.arange(0, 1, 0.02) + 10.001, np.zeros((50, 1)), None, np.zeros((50, 1)))
+    messages = sorted([m for s in (arm, gripper) for m in zip(*encode_joint_states(s))], key=lambda m: m[0])
+    with Writer(tmp_path / "bag", version=8, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/joint_states", JOINT_STATE_TYPE,
+                                           typestore=get_typestore(Stores.ROS2_HUMBLE))
+        for stamp, data in messages:
+            writer.write(connection, int(stamp), data)
+    assert scan_joint_states(tmp_path / "bag") is None
+
+
+def test_row_chunks_compress_as_the_whole_matrix() -> None:
+    """The incremental QR of row blocks (zeroed rows, held-fixed columns) gives the whole matrix's fit."""
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(3 * 400, 6))
+    w[1::3, 0] = 0.0  # a column that does not act on joint 1
+    tau = w @ rng.normal(size=6) + rng.normal(0, 0.1, w.shape[0])
+    rows = rng.random(w.shape[0]) > 0.1
+    blocks = RowChunks(lambda: (w[a:a + 93] for a in range(0, w.shape[0], 93)), w.shape)
+    for fit in (estimators.ols, estimators.wls):
+        whole, chunked = fit(w, tau, 3, fixed={2: 0.3}, rows=rows), fit(blocks, tau, 3, fixed={2: 0.3}, rows=rows)
+        assert relative(whole.beta, chunked.beta) < 1e-12
+        assert chunked.inflation == pytest.approx(whole.inflation, rel=1e-12)
+
+
+def test_regressor_chunks_are_the_regressor() -> None:
+    model = load_model(urdf=URDF)
+    layout = model.layout_for()
+    rng = np.random.default_rng(0)
+    q, dq, ddq = (rng.normal(size=(3000, 7)) for _ in range(3))
+    chunks = regressor_chunks(model, layout, q, dq, ddq, np.array([0, 5, 70]))
+    assert len(list(chunks.chunks())) > 1
+    whole = torques(model, layout, np.eye(layout.n_parameters)[:, [0, 5, 70]].sum(axis=1), q, dq, ddq)
+    np.testing.assert_allclose((chunks @ np.ones(3)).reshape(-1, 7), whole, rtol=1e-12, atol=1e-12)
+
+
+def test_validate_streams_the_bag(bag: Path, small_reads, tmp_path: Path) -> None:
+    out = tmp_path / "result"
+    assert main(["identify", "--bag", str(bag), "--urdf", str(URDF), "--out", str(out), "--method", "ols",
+                 "--end", "5"]) == 0
+    assert load_parameters(out)["processing"]["chunk_s"] == 60.0
+    whole = validate(out, read_joint_states(bag), 5.0, None)
+    streamed = validate_bag(out, bag, "/joint_states", 5.0, None)
+    np.testing.assert_array_equal(streamed.t, whole.t)
+    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
+    np.testing.assert_allclose(streamed.relative_error_per_joint, whole.relative_error_per_joint, rtol=1e-9)
