@@ -26,8 +26,8 @@ from dynid_ros.data.bag_io import decode_messages, iter_topic_chunks
 from dynid_ros.data.joint_state_merge import FIELDS, JointStateSource, merge_by_name
 from dynid_ros.errors import BagError, DataError
 
-CHUNK_MESSAGES = 50_000
-"""Messages read and decoded at a time (about 20 MB of a 7-joint JointState topic)."""
+CHUNK_MESSAGES = 10_000
+"""Messages read and decoded at a time (about 4 MB of a 7-joint JointState topic)."""
 
 
 @dataclass

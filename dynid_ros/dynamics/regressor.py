@@ -212,7 +212,7 @@ def torques(model: RobotModel, layout: ParameterLayout, parameters: np.ndarray, 
     return out
 
 
-BLOCK_BYTES = 16e6
+BLOCK_BYTES = 8e6
 """Size of one block of regressor rows computed at a time (:func:`regressor_chunks`, :func:`torques`)."""
 CACHE_BYTES = 64e6
 """A regressor up to this size is computed once and kept; a larger one is computed again on every pass."""
@@ -238,4 +238,5 @@ def regressor_chunks(model: RobotModel, layout: ParameterLayout, q: np.ndarray, 
             y = regressor_3d(model, layout, q[a:a + step], dq[a:a + step], ddq[a:a + step])
             yield y[:, :, index].reshape(-1, index.size)
 
-    return RowChunks(cached(blocks, CACHE_BYTES), (n_samples * n_dof, index.size))
+    small = 8.0 * n_samples * n_dof * index.size <= CACHE_BYTES
+    return RowChunks(cached(blocks) if small else blocks, (n_samples * n_dof, index.size))

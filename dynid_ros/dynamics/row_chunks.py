@@ -100,28 +100,18 @@ def as_row_chunks(matrix: np.ndarray | RowChunks) -> RowChunks:
     return matrix if isinstance(matrix, RowChunks) else RowChunks.of(matrix)
 
 
-def cached(source: BlockSource, budget_bytes: float) -> BlockSource:
-    """``source``, its blocks kept after the first pass while their total stays within ``budget_bytes`` (then
-    computed again on every pass)."""
+def cached(source: BlockSource) -> BlockSource:
+    """``source``, its blocks kept after the first complete pass (for a matrix small enough to hold)."""
     kept: list[np.ndarray] = []
-    state = {"complete": False, "over": False}
 
     def blocks() -> Iterator[np.ndarray]:
-        if state["complete"]:
+        if kept:
             yield from kept
             return
-        total = 0
-        fresh: list[np.ndarray] = []
+        fresh = []
         for block in source():
-            total += block.nbytes
-            if not state["over"] and total <= budget_bytes:
-                fresh.append(block)
-            else:
-                state["over"] = True
-                fresh.clear()
+            fresh.append(block)
             yield block
-        if not state["over"]:
-            kept[:] = fresh
-            state["complete"] = True
+        kept[:] = fresh
 
     return blocks

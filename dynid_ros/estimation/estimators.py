@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
+from threadpoolctl import threadpool_limits
 
 from dynid_ros.dynamics.bounds import Bounds
 from dynid_ros.dynamics.feasibility import (
@@ -180,9 +181,10 @@ def triangular_factor(blocks, width: int) -> np.ndarray:
     ``(rows, width)``): incremental QR, the running ``R`` stacked on each block and factored again (every sum of
     squares and product of ``A`` is kept exactly)."""
     r = None
-    for block in blocks:
-        stacked = _finite(block) if r is None else np.vstack([r, _finite(block)])
-        r = _qr_r(np.array(stacked, dtype=float, order="F"))
+    with threadpool_limits(limits=1, user_api="blas"):  # many small QRs: BLAS threads only contend
+        for block in blocks:
+            stacked = _finite(block) if r is None else np.vstack([r, _finite(block)])
+            r = _qr_r(np.array(stacked, dtype=float, order="F"))
     return np.zeros((width, width)) if r is None else r
 
 
@@ -222,11 +224,12 @@ class JointBlocks:
         w_b, tau, rows = in_fit(w_b, tau, rows)
         t2 = tau.reshape(n_samples, n_dof)
         blocks = np.zeros((n_dof, n_base + 1, n_base + 1))
-        for first, chunk in as_row_chunks(w_b).chunks():
-            w3 = _finite(chunk).reshape(-1, n_dof, n_base)
-            samples = slice(first // n_dof, first // n_dof + w3.shape[0])
-            for j in range(n_dof):
-                blocks[j] = _joint_block(blocks[j], w3[:, j, :], t2[samples, j])
+        with threadpool_limits(limits=1, user_api="blas"):  # many small QRs: BLAS threads only contend
+            for first, chunk in as_row_chunks(w_b).chunks():
+                w3 = _finite(chunk).reshape(-1, n_dof, n_base)
+                samples = slice(first // n_dof, first // n_dof + w3.shape[0])
+                for j in range(n_dof):
+                    blocks[j] = _joint_block(blocks[j], w3[:, j, :], t2[samples, j])
         return cls(blocks, int(rows.sum()), rows.reshape(n_samples, n_dof).sum(axis=0), tau.size)
 
     def combined(self, per_joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
