@@ -166,7 +166,7 @@ def test_validate_streams_the_bag(bag: Path, small_reads, tmp_path: Path) -> Non
     out = tmp_path / "result"
     assert main(["identify", "--bag", str(bag), "--urdf", str(URDF), "--out", str(out), "--method", "ols",
                  "--end", "5"]) == 0
-    assert load_parameters(out)["processing"]["chunk_s"] == 60.0
+    assert load_parameters(out)["processing"]["chunk_s"] == 30.0
     whole = validate(out, read_joint_states(bag), 5.0, None)
     streamed = validate_bag(out, bag, "/joint_states", 5.0, None)
     np.testing.assert_array_equal(streamed.t, whole.t)

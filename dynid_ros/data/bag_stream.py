@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.data.bag_io import decode_messages, iter_topic_chunks
-from dynid_ros.data.joint_state_merge import FIELDS, JointStateSource, merge_by_name
+from dynid_ros.data.joint_state_merge import FIELDS, describe_source, kept_samples, single_clock
 from dynid_ros.errors import BagError, DataError
 
 CHUNK_MESSAGES = 10_000
@@ -90,43 +90,45 @@ def scan_joint_states(path: str | Path, topic: str = "/joint_states", require: t
     chunk_messages = chunk_messages or CHUNK_MESSAGES
     where = f"{path}: topic {topic}"
     names: list[str] | None = None
-    header, receive, finite, present = [], [], [], []
+    header, receive, finite = [], [], []
+    fields: list[bool] | None = None
     count = fast = 0
     for receive_ns, raws in iter_topic_chunks(path, topic, chunk_messages):
         decoded = decode_messages(raws, topic, first=count)
         if not decoded.carries.all() or (names is not None and decoded.names != names):
             return None  # several sets of joints (or a message without joints): the merge interpolates
         names = decoded.names
+        fields = fields or [bool(v) for v in decoded.present[0]]
+        for k, name in enumerate(FIELDS):
+            if not (decoded.present[:, k] == fields[k]).all():
+                # the first message without it: message 0 when it is the one lacking it
+                sample = count + int(np.argmax(decoded.present[:, k] != fields[k])) if fields[k] else 0
+                raise DataError(f"{where}, sample {sample}: no {name} (other messages with its joints have it)")
         header.append(decoded.stamps)
         receive.append(receive_ns)
-        present.append(decoded.present)
         ok = np.ones(len(raws), dtype=bool)
         for k in range(3):
-            ok &= ~decoded.present[:, k] | np.isfinite(decoded.fields[k]).all(axis=1)
+            if fields[k]:
+                ok &= np.isfinite(decoded.fields[k]).all(axis=1)
         finite.append(ok)
         count += len(raws)
         fast += decoded.fast
+        del decoded, raws
     if not count:
         raise DataError(f"{path}: topic {topic} has no messages")
-    present_all = np.concatenate(present)
-    fields = []
-    for k, name in enumerate(FIELDS):
-        if present_all[:, k].any() and not present_all[:, k].all():
-            sample = int(np.argmin(present_all[:, k]))
-            raise DataError(f"{where}, sample {sample}: no {name} (other messages with its joints have it)")
-        fields.append(bool(present_all[0, k]))
-    del present_all, present
     for k, name in enumerate(FIELDS):
         if not fields[k] and (name == "position" or name in require):
             raise BagError(f"{path}: the messages on {topic} have no {name}")
-    index = np.where(np.concatenate(finite), np.arange(count, dtype=np.float64), np.nan)[:, None]
-    merged = merge_by_name([JointStateSource(["message"], np.concatenate(header), np.concatenate(receive),
-                                             [index, None, None], np.arange(count))], where)
-    del index
-    info = {"path": str(path), "topic": topic, "messages": count, "decoded_fast": fast, **merged.info}
-    for source in info["sources"]:
-        source.update(joints=list(names), fields=[f for f, on in zip(FIELDS, fields) if on])
-    return BagScan(path, topic, list(names), merged.t, merged.position[:, 0].astype(np.int64), tuple(fields), info,
+    t_ns, clock = single_clock(np.concatenate(header), np.concatenate(receive))
+    del header, receive
+    keep, nonfinite, repeated = kept_samples(t_ns, np.concatenate(finite), np.arange(count), names, where)
+    t_ns = t_ns[keep]
+    present = [f for f, on in zip(FIELDS, fields) if on]
+    info = {"path": str(path), "topic": topic, "messages": count, "decoded_fast": fast,
+            "sources": [describe_source(names, t_ns, clock, present)], "interpolated_joints": [],
+            "dropped_nonfinite": nonfinite, "dropped_duplicate": repeated}
+    message = np.flatnonzero(keep).astype(np.int32 if count < 2**31 else np.int64)  # half the memory of int64
+    return BagScan(path, topic, list(names), t_ns.astype(np.float64) * 1e-9, message, tuple(fields), info,
                    chunk_messages)
 
 

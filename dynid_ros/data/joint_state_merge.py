@@ -105,22 +105,48 @@ def _clean(item: _Timed, where: str) -> _Timed:
     for values in source.fields:
         if values is not None:
             keep &= np.isfinite(values).all(axis=1)
-    steps = np.diff(item.t_ns)
-    backwards = np.flatnonzero(steps < 0)
-    if backwards.size:
-        i = int(backwards[0]) + 1
-        raise DataError(f"{where}: non-monotonic stamps at sample {int(source.samples[i])}: "
-                        f"t = {item.t_ns[i] * 1e-9:.9f} s after {item.t_ns[i - 1] * 1e-9:.9f} s")
-    duplicate = np.concatenate(([False], steps == 0))
-    item.dropped_nonfinite = int(keep.size - keep.sum())
-    item.dropped_duplicate = int((duplicate & keep).sum())
-    keep &= ~duplicate
-    if not keep.any():
-        raise DataError(f"{where}: no finite samples of {', '.join(source.names)} among {keep.size}")
+    keep, item.dropped_nonfinite, item.dropped_duplicate = kept_samples(item.t_ns, keep, source.samples,
+                                                                        source.names, where)
     item.source = JointStateSource(source.names, source.header_ns[keep], source.receive_ns[keep],
                                    [None if v is None else v[keep] for v in source.fields], source.samples[keep])
     item.t_ns = item.t_ns[keep]
     return item
+
+
+def kept_samples(t_ns: np.ndarray, finite: np.ndarray, samples: np.ndarray, names: list[str], where: str
+                 ) -> tuple[np.ndarray, int, int]:
+    """The mask of the samples of one source kept (finite, not a repeated stamp), and how many non-finite and
+    repeated ones were dropped; stamps going backwards are an error naming the sample (``samples``: the index of
+    each among the topic's messages)."""
+    steps = np.diff(t_ns)
+    backwards = np.flatnonzero(steps < 0)
+    if backwards.size:
+        i = int(backwards[0]) + 1
+        raise DataError(f"{where}: non-monotonic stamps at sample {int(samples[i])}: "
+                        f"t = {t_ns[i] * 1e-9:.9f} s after {t_ns[i - 1] * 1e-9:.9f} s")
+    duplicate = np.concatenate(([False], steps == 0))
+    del steps
+    nonfinite = int(finite.size - finite.sum())
+    repeated = int((duplicate & finite).sum())
+    keep = finite & ~duplicate
+    if not keep.any():
+        raise DataError(f"{where}: no finite samples of {', '.join(names)} among {keep.size}")
+    return keep, nonfinite, repeated
+
+
+def describe_source(names: list[str], t_ns: np.ndarray, clock: str, fields: list[str]) -> dict:
+    """A source's entry of ``info["sources"]``: joints, messages, clock, rate, fields."""
+    span = (t_ns[-1] - t_ns[0]) * 1e-9
+    return {"joints": list(names), "messages": int(t_ns.size), "clock": clock,
+            "rate_hz": round((t_ns.size - 1) / span, 3) if span > 0 else None, "fields": fields}
+
+
+def single_clock(header_ns: np.ndarray, receive_ns: np.ndarray) -> tuple[np.ndarray, str]:
+    """The clock of a topic with one source (:func:`_on_one_clock`): its header stamps when it stamps every
+    message, else its receive times."""
+    if header_ns.size and (header_ns != 0).all():
+        return header_ns, "header"
+    return receive_ns, "receive" + (" (some header stamps 0)" if (header_ns != 0).any() else "")
 
 
 def _column(timed: list[_Timed], primary: _Timed, name: str, k: int, t_ns: np.ndarray) -> np.ndarray | None:
@@ -141,7 +167,5 @@ def _column(timed: list[_Timed], primary: _Timed, name: str, k: int, t_ns: np.nd
 
 
 def _describe(item: _Timed) -> dict:
-    span = (item.t_ns[-1] - item.t_ns[0]) * 1e-9
-    return {"joints": list(item.source.names), "messages": int(item.t_ns.size), "clock": item.clock,
-            "rate_hz": round((item.t_ns.size - 1) / span, 3) if span > 0 else None,
-            "fields": [f for f, v in zip(FIELDS, item.source.fields) if v is not None]}
+    return describe_source(item.source.names, item.t_ns, item.clock,
+                           [f for f, v in zip(FIELDS, item.source.fields) if v is not None])

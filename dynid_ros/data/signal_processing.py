@@ -89,7 +89,7 @@ class ProcessingOptions:
     tau_cutoff_hz: float | None = None
     min_speed: float = 0.0
     gap_s: float | None = None
-    chunk_s: float | None = 60.0
+    chunk_s: float | None = 30.0
 
     def __init__(self, **values: object) -> None:
         names = [f.name for f in fields(self)]
@@ -283,7 +283,8 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
         raise DataError(reasons[0] if len(reasons) == 1 else
                         f"no segment between the {len(reasons) - 1} gaps in the stamps is long enough: {reasons[0]}")
     keep = np.concatenate([k for k, _ in parts])
-    values = np.vstack([v for _, v in parts])
+    values = parts[0][1] if len(parts) == 1 else np.vstack([v for _, v in parts])
+    del parts
     n = values.shape[1] // 5
     return ProcessedData(t=t[keep], q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
                          tau=values[:, 3 * n:4 * n], tau_raw=values[:, 4 * n:], rate_hz=float(rate), segments=report)
@@ -323,14 +324,17 @@ def _process_segment(t_all: np.ndarray, part: slice, fetch: Fetch, options: Proc
     span = n_grid if chunk_s is None else max(1, int(chunk_s * rate))
     margin = settle_samples(min(options.cutoff_hz, options.tau_cutoff_hz or options.cutoff_hz), options.order, rate)
     bounds = np.searchsorted(at, np.arange(0, n_grid + span, span)).tolist()
-    out = []
+    out = None
     for k0, k1 in zip(bounds[:-1], bounds[1:]):
         if k1 <= k0:
             continue
         a, b = (0, n_grid) if chunk_s is None else \
             (max(0, int(at[k0]) - margin), min(n_grid, int(at[k1 - 1]) + 2 + margin))
-        out.append(_chunk_values(t, part.start, keep[k0:k1], grid[a:b], n_grid, fetch, options, rate))
-    return keep + part.start, np.vstack(out)
+        values = _chunk_values(t, part.start, keep[k0:k1], grid[a:b], n_grid, fetch, options, rate)
+        if out is None:
+            out = np.empty((keep.size, values.shape[1]))
+        out[k0:k1] = values
+    return keep + part.start, out
 
 
 def _chunk_values(t: np.ndarray, offset: int, keep: np.ndarray, grid: np.ndarray, n_grid: int, fetch: Fetch,

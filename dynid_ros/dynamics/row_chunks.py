@@ -10,6 +10,7 @@ block. A plain array is one block (:meth:`RowChunks.of`), so one code path serve
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -22,12 +23,23 @@ class RowChunks:
     """A ``rows x columns`` matrix as consecutive row blocks (module docstring)."""
 
     def __init__(self, source: BlockSource, shape: tuple[int, int], columns: np.ndarray | None = None,
-                 scale: np.ndarray | None = None, mask: np.ndarray | None = None) -> None:
+                 scale: np.ndarray | None = None, mask: np.ndarray | None = None, memo: dict | None = None) -> None:
         self._source = source
         self._rows, self._width = int(shape[0]), int(shape[1])
         self._columns = columns
         self._scale = scale
         self._mask = mask
+        self.memo = {} if memo is None else memo
+        """Results computed from this matrix's source (shared by the matrices derived from it): see :meth:`key`."""
+
+    def key(self, *arrays: np.ndarray | None) -> str:
+        """A digest of this matrix's derivation (columns, scale, zeroed rows) and of ``arrays`` (e.g. the torques a
+        compression stacks with it): a key of :attr:`memo` (one pass over a long regressor costs seconds)."""
+        digest = hashlib.blake2b(digest_size=16)
+        for part in (self._columns, self._scale, self._mask, *arrays):
+            digest.update(b"-" if part is None else np.ascontiguousarray(part).tobytes())
+            digest.update(b"|")
+        return digest.hexdigest()
 
     @classmethod
     def of(cls, array: np.ndarray) -> RowChunks:
@@ -45,7 +57,7 @@ class RowChunks:
         return RowChunks(self._source, (self._rows, self._width),
                          self._columns if columns is None else columns,
                          self._scale if scale is None else scale,
-                         self._mask if mask is None else mask)
+                         self._mask if mask is None else mask, self.memo)
 
     def columns(self, index: np.ndarray | list[int]) -> RowChunks:
         """The columns ``index`` (of this matrix), in that order."""

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynid_ros.estimation.estimators import triangular_factor
+
 COUPLED_SHARE = 0.25
 """A pair whose shares are both at least this is reported as coupled."""
 
@@ -49,32 +51,45 @@ def coupled_pairs(residual: np.ndarray, dq: np.ndarray, ddq: np.ndarray, names: 
     return sorted(out, key=lambda p: -min(p.share_a, p.share_b))
 
 
+CHUNK_SAMPLES = 50_000
+"""Samples stacked at a time into the compressed fit (a long recording is never expanded whole)."""
+
+
 def shares(residual: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """(n, n) ``share_jk`` of the module docstring (zero on the diagonal and for a residual j's own signals
-    explain entirely)."""
+    explain entirely).
+
+    Every projection is a least-squares fit on columns of ``X = [signals of every joint, 1, residuals]``; they
+    all follow from the triangular factor ``R`` of ``X`` (``R^T R = X^T X``: ``||X_S c - x_y||`` =
+    ``||R_S c - R_y||``), accumulated ``CHUNK_SAMPLES`` at a time."""
     n = residual.shape[1]
-    signals = [_signals(dq[:, k], ddq[:, k]) for k in range(n)]
+    scale = np.sqrt(np.column_stack([np.mean(np.sign(dq) ** 2, axis=0), np.mean(dq ** 2, axis=0),
+                                     np.mean(ddq ** 2, axis=0)]))
+    scale = np.where(scale > 0, scale, 1.0)
+
+    def blocks():
+        for a in range(0, residual.shape[0], CHUNK_SAMPLES):
+            b = slice(a, a + CHUNK_SAMPLES)
+            signals = [np.column_stack([np.sign(dq[b, k]), dq[b, k], ddq[b, k]]) / scale[k] for k in range(n)]
+            yield np.hstack([*signals, np.ones((signals[0].shape[0], 1)), residual[b]])
+
+    factor = triangular_factor(blocks(), 4 * n + 1)
+    rcond = np.finfo(float).eps * max(residual.shape[0], 1)  # lstsq's default cut-off for the samples themselves
     out = np.zeros((n, n))
     for j in range(n):
-        own = np.column_stack([signals[j], np.ones(len(residual))])
-        left = _unexplained(own, residual[:, j])
-        if left <= 1e-12 * max(float(residual[:, j] @ residual[:, j]), 1e-300):
+        own = [3 * j, 3 * j + 1, 3 * j + 2, 3 * n]
+        target = factor[:, 3 * n + 1 + j]
+        left = _unexplained(factor[:, own], target, rcond)
+        if left <= 1e-12 * max(float(target @ target), 1e-300):
             continue
         for k in range(n):
             if k != j:
-                out[j, k] = 1.0 - _unexplained(np.column_stack([own, signals[k]]), residual[:, j]) / left
+                out[j, k] = 1.0 - _unexplained(factor[:, own + [3 * k, 3 * k + 1, 3 * k + 2]], target, rcond) / left
     return out
 
 
-def _signals(dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-    """``[sign(q'), q', q'']``, each column scaled to unit RMS (a still joint gives zero columns)."""
-    columns = np.column_stack([np.sign(dq), dq, ddq])
-    rms = np.sqrt(np.mean(columns ** 2, axis=0))
-    return columns / np.where(rms > 0, rms, 1.0)
-
-
-def _unexplained(features: np.ndarray, target: np.ndarray) -> float:
+def _unexplained(features: np.ndarray, target: np.ndarray, rcond: float) -> float:
     """Squared norm of ``target`` minus its least-squares projection on the columns of ``features``."""
-    coef = np.linalg.lstsq(features, target, rcond=None)[0]
+    coef = np.linalg.lstsq(features, target, rcond=rcond)[0]
     rest = target - features @ coef
     return float(rest @ rest)

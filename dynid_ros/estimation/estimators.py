@@ -222,6 +222,11 @@ class JointBlocks:
         tau = np.asarray(tau, dtype=float).reshape(-1)
         n_samples, n_base = tau.size // n_dof, w_b.shape[1]
         w_b, tau, rows = in_fit(w_b, tau, rows)
+        key = None
+        if isinstance(w_b, RowChunks):  # the same blocks are asked for by WLS, FBPE...: one pass each
+            key = ("joint_blocks", n_dof, w_b.key(tau, rows))
+            if key in w_b.memo:
+                return w_b.memo[key]
         t2 = tau.reshape(n_samples, n_dof)
         blocks = np.zeros((n_dof, n_base + 1, n_base + 1))
         with threadpool_limits(limits=1, user_api="blas"):  # many small QRs: BLAS threads only contend
@@ -230,7 +235,10 @@ class JointBlocks:
                 samples = slice(first // n_dof, first // n_dof + w3.shape[0])
                 for j in range(n_dof):
                     blocks[j] = _joint_block(blocks[j], w3[:, j, :], t2[samples, j])
-        return cls(blocks, int(rows.sum()), rows.reshape(n_samples, n_dof).sum(axis=0), tau.size)
+        out = cls(blocks, int(rows.sum()), rows.reshape(n_samples, n_dof).sum(axis=0), tau.size)
+        if key is not None:
+            w_b.memo[key] = out
+        return out
 
     def combined(self, per_joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """``R``, ``rho1``, ``||rho2||`` of the problem with row weights ``per_joint[j]`` on joint ``j``."""

@@ -32,9 +32,9 @@ def plot_torques(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: li
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.6 * n + 1.0), sharex=True, squeeze=False)
     rel = t - t[0]
     for j, ax in enumerate(axes[:, 0]):
-        ax.plot(rel, tau[:, j], color="tab:blue", lw=1.0, label="measured")
-        ax.plot(rel, tau_hat[:, j], color="tab:orange", lw=1.0, ls="--", label="predicted")
-        ax.plot(rel, tau[:, j] - tau_hat[:, j], color="tab:red", lw=0.8, alpha=0.8, label="error")
+        ax.plot(*envelope(rel, tau[:, j]), color="tab:blue", lw=1.0, label="measured")
+        ax.plot(*envelope(rel, tau_hat[:, j]), color="tab:orange", lw=1.0, ls="--", label="predicted")
+        ax.plot(*envelope(rel, tau[:, j] - tau_hat[:, j]), color="tab:red", lw=0.8, alpha=0.8, label="error")
         err = np.linalg.norm(tau[:, j] - tau_hat[:, j]) / max(np.linalg.norm(tau[:, j]), 1e-12)
         ax.set_ylabel(f"{joints[j]}\n[N m]", fontsize=8)
         ax.text(0.995, 0.9, f"rel. error {100 * err:.1f} %", transform=ax.transAxes, ha="right", va="top",
@@ -161,6 +161,23 @@ def markdown_table(rows: list[dict], columns: list[str]) -> str:
 
 MAX_SCATTER_POINTS = 4000
 """Scatter plots show at most this many samples (evenly spaced) to stay light and legible."""
+MAX_LINE_POINTS = 20000
+"""Line plots of longer series draw the minimum and maximum of each of ``MAX_LINE_POINTS / 2`` bins (more than
+the figure has pixels: the same picture), so an hour of samples costs no more memory than a few minutes."""
+
+
+def envelope(x: np.ndarray, y: np.ndarray, max_points: int = MAX_LINE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` reduced to the samples at each bin's minimum and maximum of ``y`` (in order) when longer than
+    ``max_points``; as it is otherwise."""
+    if x.size <= max_points:
+        return x, y
+    size = int(np.ceil(2 * x.size / max_points))
+    bins = x.size // size
+    shaped = y[:bins * size].reshape(bins, size)
+    base = np.arange(bins) * size
+    index = np.sort(np.column_stack([base + shaped.argmin(axis=1), base + shaped.argmax(axis=1)]), axis=1)
+    index = np.append(index.reshape(-1), np.arange(bins * size, x.size))
+    return x[index], y[index]
 
 
 def plot_joint_fit(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: list[str], units: list[str],
@@ -173,10 +190,10 @@ def plot_joint_fit(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: 
     rel = t - t[0]
     for j in range(n):
         ax, ax_e = axes[j]
-        ax.plot(rel, tau[:, j], color="tab:blue", lw=0.9, label="measured")
-        ax.plot(rel, tau_hat[:, j], color="tab:orange", lw=0.9, ls="--", label="predicted")
+        ax.plot(*envelope(rel, tau[:, j]), color="tab:blue", lw=0.9, label="measured")
+        ax.plot(*envelope(rel, tau_hat[:, j]), color="tab:orange", lw=0.9, ls="--", label="predicted")
         ax.set_ylabel(f"{joints[j]}\n[{units[j]}]", fontsize=8)
-        ax_e.plot(rel, tau[:, j] - tau_hat[:, j], color="tab:red", lw=0.7)
+        ax_e.plot(*envelope(rel, tau[:, j] - tau_hat[:, j]), color="tab:red", lw=0.7)
         ax_e.axhline(0.0, color="k", lw=0.5)
         ax_e.set_ylabel(f"residual [{units[j]}]", fontsize=8)
         for a in (ax, ax_e):
