@@ -87,22 +87,24 @@ def write_long_bag(path: Path, duration: float, seed: int = 0) -> Path:
     return path
 
 
-def run_identify(bag: Path, out: Path, extra: list[str]) -> dict:
-    """``dynid identify`` on ``bag`` as a child process: wall time and the child's peak RSS [MB]."""
+def run_identify(bag: Path, out: Path, extra: list[str], code: str) -> dict:
+    """``dynid identify`` on ``bag`` as a child process running the checkout ``code`` (its PYTHONPATH and working
+    directory: ``python -m`` imports from the working directory first): wall time and the child's peak RSS [MB]."""
     command = [sys.executable, "-m", "dynid_ros.cli", "identify", "--bag", str(bag), "--urdf", str(URDF),
                "--out", str(out), *extra]
     start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=code,
+                             env={**os.environ, "PYTHONPATH": code})
     output = child.stdout.read().decode()
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - start
     if child.returncode:
         raise SystemExit(f"dynid identify failed on {bag}:\n{output}")
-    result = json.loads((out / "parameters.json").read_text())
+    report = json.loads((out / "report.json").read_text())
+    stages = next((line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith("timings")), "")
     return {"seconds": round(seconds, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "relative_error": result.get("fit", {}).get("relative_error", result.get("relative_error")),
-            "samples": result.get("fit", {}).get("samples")}
+            "relative_error": report.get("relative_error"), "samples": report.get("n_samples"), "stages_s": stages}
 
 
 def main() -> int:
@@ -111,6 +113,9 @@ def main() -> int:
     parser.add_argument("--dir", default="/tmp/dynid_stream_bench", help="where the bags are written (once)")
     parser.add_argument("--write-only", action="store_true", help="write the bags, run nothing")
     parser.add_argument("--extra", default="", help="extra dynid identify arguments, space-separated")
+    parser.add_argument("--code", default=str(ROOT), help="checkout whose dynid runs (PYTHONPATH of the child), e.g. "
+                        "the main branch for the 'before' numbers")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "long_bags.json"))
     args = parser.parse_args()
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -129,15 +134,15 @@ def main() -> int:
             shutil.rmtree(out)
         load = os.getloadavg()
         row = {"duration_s": duration, "messages": int(duration * RATE_HZ), "load_avg_before": round(load[0], 2),
-               **run_identify(bag, out, args.extra.split())}
+               **run_identify(bag, out, args.extra.split(), str(Path(args.code).resolve()))}
         row["load_avg_after"] = round(os.getloadavg()[0], 2)
         print(json.dumps(row), flush=True)
         rows.append(row)
     if args.write_only:
         return 0
     report = {"command": "dynid identify --bag BAG --urdf urdf/panda.urdf --out OUT " + args.extra,
-              "cpus": os.cpu_count(), "runs": rows}
-    out_file = ROOT / "benchmarks" / "results" / "long_bags.json"
+              "code": args.code, "cpus": os.cpu_count(), "runs": rows}
+    out_file = Path(args.out)
     out_file.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0

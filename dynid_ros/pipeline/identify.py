@@ -78,6 +78,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Pa
     model, warnings = scanned_model(scan, options, timer, model, urdf, dh, xacro_args)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions(**options.processing))
+    del scan  # the stamps of every message: not needed any more
     return identify_processed(data, options, model, timer, warnings=warnings)
 
 

@@ -111,6 +111,7 @@ def validate_bag(result_dir: Path, bag: str | Path, topic: str, start: float | N
         options, layout, delta, sigmoid = _identified(result_dir, parameters, model, start, end)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions.from_record(parameters.get("processing", {})))
+    del scan  # the stamps of every message: not needed any more
     return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
 
 
