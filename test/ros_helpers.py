@@ -156,7 +156,9 @@ class Latest:
 def status_qos() -> object:
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    # the publisher keeps the last status for late joiners; a test keeps every one it gets (depth 1 here would let a
+    # quick "running" be replaced by "done" before a loaded test process reads it)
+    return QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def ros_arg(value: object) -> str:

@@ -8,25 +8,9 @@ import numpy as np
 
 from dynid_ros.data.bag_io import write_joint_states
 from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
+from serial_arms import FLEET_LINKS, serial_arm
 
-ARM = """<?xml version="1.0"?>
-<robot name="fleet_arm">
-  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="2.0"/>
-    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="1.5"/>
-    <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
-  <link name="l3"><inertial><origin xyz="0.1 0.02 0"/><mass value="0.8"/>
-    <inertia ixx="0.002" ixy="0" ixz="0.0005" iyy="0.006" iyz="0" izz="0.006"/></inertial></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
-    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="30" velocity="2.5"/></joint>
-{extra}</robot>
-"""
+LIMITS = [(-2.5, 2.5, 60, 2.5)] * 2 + [(-2.5, 2.5, 30, 2.5)]
 
 PAYLOAD = """  <link name="payload"><inertial><origin xyz="0 0 0"/><mass value="{mass}"/>
     <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
@@ -37,7 +21,7 @@ PAYLOAD = """  <link name="payload"><inertial><origin xyz="0 0 0"/><mass value="
 def arm_urdf(directory: Path, payload: float = 0.0) -> Path:
     """The arm's URDF in ``directory`` (with a point-like payload of ``payload`` kg at 0.15 m on l3)."""
     path = directory / (f"arm_payload_{payload:g}.urdf" if payload else "arm.urdf")
-    path.write_text(ARM.format(extra=PAYLOAD.format(mass=payload) if payload else ""))
+    path.write_text(serial_arm("fleet_arm", FLEET_LINKS, LIMITS, PAYLOAD.format(mass=payload) if payload else ""))
     return path
 
 

@@ -25,30 +25,9 @@ from dynid_ros.pipeline.options import identification_options
 from dynid_ros.robot.coupling import MotorCoupling, apply_coupling, coupling_from_config
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.sim.coupled_drive import MotorTruth, simulate_coupled
+from serial_arms import WRIST_LINKS, serial_arm
 
-ARM = """<?xml version="1.0"?>
-<robot name="wrist_arm">
-  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="3.0"/>
-    <inertia ixx="0.03" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.01"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="2.0"/>
-    <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
-  <link name="l3"><inertial><origin xyz="0.05 0.01 0"/><mass value="0.8"/>
-    <inertia ixx="0.002" ixy="0" ixz="0.0003" iyy="0.004" iyz="0" izz="0.004"/></inertial></link>
-  <link name="l4"><inertial><origin xyz="0.0 0.02 0.06"/><mass value="0.6"/>
-    <inertia ixx="0.002" ixy="0" ixz="0" iyy="0.002" iyz="0.0002" izz="0.001"/></inertial></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
-    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="20" velocity="3"/></joint>
-  <joint name="j4" type="revolute"><parent link="l3"/><child link="l4"/>
-    <origin xyz="0.1 0 0" rpy="0 1.5707963267948966 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="20" velocity="3"/></joint>
-</robot>
-"""
+ARM = serial_arm("wrist_arm", WRIST_LINKS, [(-2.5, 2.5, 60, 2.5)] * 2 + [(-2.5, 2.5, 20, 3)] * 2)
 JOINTS = ["j1", "j2", "j3", "j4"]
 SECTION = {"motors": ["m1", "m2", "m3", "m4"], "joints": JOINTS,
            "matrix": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]],  # the wrist roll j4 = (m3 + m4) / 2

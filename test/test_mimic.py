@@ -17,32 +17,16 @@ from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.robot.model import load_model, nominal_parameters, rnea_derivatives
+from serial_arms import FLEET_LINKS, links_xml, serial_arm
 
 from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
 
 MULTIPLIER, OFFSET = 0.5, 0.1
 
-THREE_LINKS = """  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0 0.01 0.1"/><mass value="2.0"/>
-    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.15 0 0.01"/><mass value="1.5"/>
-    <inertia ixx="0.005" ixy="0.001" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
-  <link name="l3"><inertial><origin xyz="0.1 0.02 0"/><mass value="0.8"/>
-    <inertia ixx="0.002" ixy="0" ixz="0.0005" iyy="0.006" iyz="0" izz="0.006"/></inertial></link>
-"""  # base, l1, l2, l3: the links both test arms share
-
-MIMIC_ARM = f"""<?xml version="1.0"?>
-<robot name="mimic_arm">
-{THREE_LINKS}  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
-    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2.5" upper="2.5" effort="60" velocity="2.5"/></joint>
-  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="30" velocity="2"/>
-    <mimic joint="j2" multiplier="{MULTIPLIER}" offset="{OFFSET}"/></joint>
-</robot>
-"""
+THREE_LINKS = links_xml(FLEET_LINKS)
+"""base, l1, l2, l3: the links both test arms share."""
+MIMIC_ARM = serial_arm("mimic_arm", FLEET_LINKS, [(-2.5, 2.5, 60, 2.5)] * 2 + [(-2, 2, 30, 2)],
+                       joint_tags={2: f'\n    <mimic joint="j2" multiplier="{MULTIPLIER}" offset="{OFFSET}"/>'})
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.estimation.residual_structure import explained_share, joint_diagnostics
 from dynid_ros.pipeline.provenance import sha256_path
+from dynid_ros.pipeline.report import envelope
 from dynid_ros.pipeline.report_html import Document, is_own_html
 from dynid_ros.robot.model import load_model, nominal_parameters
 
@@ -203,3 +204,21 @@ def test_a_tool_the_urdf_lacks_is_reported_as_a_tool_not_absorbed_into_the_links
     assert 0.8 <= load["mass"] <= 1.2 and load["mass_std"] < 0.5, load
     assert all(r["realistic_mass"] for r in report["link_realism"]), report["link_realism"]
     assert "that the URDF lacks" in (out / "report.html").read_text()
+
+
+def test_plot_envelope_keeps_every_peak_in_time_order():
+    """The fit plot draws each series reduced to its min and max per pixel column: every extreme of the full
+    series is drawn, in time order, and short series are drawn whole."""
+    rng = np.random.default_rng(3)
+    t = np.linspace(0.0, 60.0, 60_001)
+    y = np.sin(2 * np.pi * 0.3 * t) + 0.05 * rng.normal(size=t.size)
+    y[12_345] = 4.0  # a single-sample spike must survive
+    times, values = envelope(t, y, 500)
+    assert values.size == 1000 and np.all(np.diff(times) >= 0)
+    assert values.max() == 4.0 and values.min() == y.min()
+    edges = np.linspace(0, t.size, 501).astype(int)
+    bins = [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    assert np.allclose(values.reshape(-1, 2).max(axis=1), [y[b].max() for b in bins])
+    assert np.allclose(values.reshape(-1, 2).min(axis=1), [y[b].min() for b in bins])
+    short_t, short_y = envelope(t[:800], y[:800], 500)
+    assert short_y.size == 800

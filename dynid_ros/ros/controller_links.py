@@ -27,6 +27,7 @@ from dynid_ros.execution.follow_joint_trajectory import (
     fill_trajectory,
     load_control_msgs,
 )
+from dynid_ros.execution.stream_clock import StreamClock
 from dynid_ros.execution.trajectory_execution import ControllerError, ExecutionProfile, trajectory_samples
 
 
@@ -66,9 +67,10 @@ class StreamLink:
 
     Each command is the profile at the wall-clock time of the command, at the controller manager's
     ``update_rate`` (or a given ``rate_hz`` at least that): the forward controller gets a new position at every
-    update, so it never sees a step the checked profile does not make. A controller manager that does not tell
-    its rate, or a slower stream, is refused. Joints of the controller the profile does not move hold the
-    position measured at the start.
+    update, so it never sees a step the checked profile does not make; after a stall of this process the profile
+    time advances by two periods at most (:class:`~dynid_ros.execution.stream_clock.StreamClock`: no jump, the
+    motion runs late). A controller manager that does not tell its rate, or a slower stream, is refused. Joints
+    of the controller the profile does not move hold the position measured at the start.
     """
 
     confirms_end = False
@@ -89,7 +91,7 @@ class StreamLink:
         self._request = None
         self._timer = None
         self._profile: ExecutionProfile | None = None
-        self._t0 = 0.0
+        self._clock: StreamClock | None = None
         self._order: np.ndarray | None = None
         self._streaming = False
         self._base: np.ndarray | None = None
@@ -148,7 +150,8 @@ class StreamLink:
                                   f"{', '.join(unknown)}: the forward controller cannot move them")
         self._base = np.asarray(self._held(self.joints), dtype=float)
         self._order = np.array([self.joints.index(j) for j in profile.joints])
-        self._profile, self._t0, self._streaming = profile, time.monotonic(), False
+        self._profile, self._streaming = profile, False
+        self._clock = StreamClock(self.rate_hz, profile.duration, time.monotonic())
         # its own callback group: on the node's multi-threaded executor no other callback delays a command
         self._timer = self.node.create_timer(1.0 / self.rate_hz, self._publish,
                                              callback_group=MutuallyExclusiveCallbackGroup())
@@ -159,7 +162,13 @@ class StreamLink:
         if not self._active():  # the run is marked active right after send(): stop only once it was
             return self.halt() if self._streaming else None
         self._streaming = True
-        elapsed = min(time.monotonic() - self._t0, self._profile.duration)
+        stalls = len(self._clock.stalls)
+        elapsed = self._clock.tick(time.monotonic())
+        if len(self._clock.stalls) > stalls:
+            at, gap = self._clock.stalls[-1]
+            self.node.get_logger().warning(f"the stream stalled for {gap:.3f} s at t = {at:.2f} s of the motion: it "
+                                           f"continues from there, {self._clock.lag:.2f} s late "
+                                           f"({len(self._clock.stalls)} stall(s) so far)", throttle_duration_sec=1.0)
         command = self._base.copy()
         command[self._order] = self._profile.sample(np.array([elapsed]))[0][0]
         message = Float64MultiArray(data=command.tolist())
