@@ -1,6 +1,6 @@
 """Benchmark: a 60 s, 1 kHz, 7-DOF bag to an identified URDF, end to end.
 
-Compares ``dynid identify`` (in process, same code path as the CLI) with "the plain way":
+Compares ``dynid identify`` (in process, same code path as the CLI: the bag streamed) with "the plain way":
 the same bag read, a pinocchio per-sample regressor loop over every sample, numpy QR for the
 base columns, and a cvxpy/Clarabel feasible least-squares problem on the stacked data.
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from dynid_ros.data.bag_io import read_joint_states, write_joint_states  # noqa: E402
 from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
 from dynid_ros.dynamics.regressor import torques  # noqa: E402
-from dynid_ros.pipeline.identify import identify  # noqa: E402
+from dynid_ros.pipeline.identify import identify_bag  # noqa: E402
 from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
 from dynid_ros.pipeline.results import write_result  # noqa: E402
 from dynid_ros.pipeline.timing import StageTimer  # noqa: E402
@@ -109,9 +109,7 @@ def main() -> int:
         write_joint_states(bag, series)
         timer = StageTimer()
         start = time.perf_counter()
-        with timer.stage("read_bag"):
-            read = read_joint_states(bag)
-        result = identify(read, IdentificationOptions(), urdf=URDF, timer=timer)
+        result = identify_bag(bag, IdentificationOptions(), urdf=URDF, timer=timer)  # dynid identify's path
         with timer.stage("write"):
             write_result(result, Path(tmp) / "out")
         ours = time.perf_counter() - start
