@@ -23,12 +23,14 @@ from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessingOptions, process, settle_samples
 from dynid_ros.dynamics.regressor import regressor_chunks, torques
 from dynid_ros.dynamics.row_chunks import RowChunks
+from dynid_ros.errors import BagError, DataError
 from dynid_ros.estimation import estimators
 from dynid_ros.pipeline.identify import identify, identify_bag
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import load_parameters
 from dynid_ros.pipeline.validate import validate, validate_bag
 from dynid_ros.robot.model import load_model, nominal_parameters
+from test_bag_io import standard, write_raw
 
 URDF = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
 TINY = {"chunk_s": 0.7, "min_speed": 0.02}
@@ -172,3 +174,49 @@ def test_validate_streams_the_bag(bag: Path, small_reads, tmp_path: Path) -> Non
     np.testing.assert_array_equal(streamed.t, whole.t)
     assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
     np.testing.assert_allclose(streamed.relative_error_per_joint, whole.relative_error_per_joint, rtol=1e-9)
+
+
+def _scenario(name: str) -> list[tuple[int, bytes]]:
+    messages = [standard(k) for k in range(12)]
+    if name == "nonfinite":
+        messages[2] = standard(2, effort=[np.nan, 1.0, 2.0])
+        messages[7] = standard(7, velocity=[np.inf, 1.0, 2.0])
+    elif name == "duplicate":
+        messages[3] = standard(3, stamp_ns=5_000_000_000 + 2_000_000)
+    elif name == "unstamped":
+        messages = [standard(k, stamp_ns=0) for k in range(12)]
+    elif name == "partly stamped":
+        messages[5] = standard(5, stamp_ns=0)
+    elif name == "no velocity":
+        messages = [standard(k, velocity=[]) for k in range(12)]
+    return messages
+
+
+@pytest.mark.parametrize("name", ["nonfinite", "duplicate", "unstamped", "partly stamped", "no velocity"])
+def test_scan_keeps_the_readers_rules(tmp_path: Path, name: str) -> None:
+    """Names in a different order in every message, read 5 messages at a time: the scan's stamps, counts and the
+    rows' values are the reader's."""
+    bag = write_raw(tmp_path / "bag", _scenario(name))
+    read, scan = read_joint_states(bag), scan_joint_states(bag, chunk_messages=5)
+    np.testing.assert_array_equal(scan.t, read.t)
+    fast = "decoded_fast"  # which decoder took a message depends on the chunk (layouts shared by >= 64 messages)
+    assert {k: v for k, v in scan.info.items() if k != fast} == {k: v for k, v in read.info.items() if k != fast}
+    values = scan.rows(["j3", "j1"]).get(0, len(read))
+    for got, want in zip(values, (read.position, read.velocity, read.effort)):
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_array_equal(got, want[:, [2, 0]])
+
+
+def test_scan_errors_are_the_readers(tmp_path: Path) -> None:
+    messages = [standard(k) for k in range(6)]
+    messages[4] = standard(4, stamp_ns=5_000_000_000)
+    with pytest.raises(DataError, match=r"non-monotonic stamps at sample 4: t = 5\.000000000 s"):
+        scan_joint_states(write_raw(tmp_path / "back", messages), chunk_messages=2)
+    with pytest.raises(BagError, match="the messages on /joint_states have no effort"):
+        scan_joint_states(write_raw(tmp_path / "none", [standard(k, effort=[]) for k in range(3)]))
+    some = [standard(k) for k in range(5)]
+    some[3] = standard(3, velocity=[])
+    with pytest.raises(DataError, match="sample 3: no velocity"):
+        scan_joint_states(write_raw(tmp_path / "some", some), chunk_messages=2)

@@ -95,9 +95,9 @@ def scan_joint_states(path: str | Path, topic: str = "/joint_states", require: t
     count = fast = 0
     for receive_ns, raws in iter_topic_chunks(path, topic, chunk_messages):
         decoded = decode_messages(raws, topic, first=count)
-        if not decoded.carries.all() or (names is not None and decoded.names != names):
+        if not decoded.carries.all() or (names is not None and set(decoded.names) != set(names)):
             return None  # several sets of joints (or a message without joints): the merge interpolates
-        names = decoded.names
+        names = names or decoded.names  # in the order first seen, as the reader's
         fields = fields or [bool(v) for v in decoded.present[0]]
         for k, name in enumerate(FIELDS):
             if not (decoded.present[:, k] == fields[k]).all():
