@@ -220,3 +220,14 @@ def test_scan_errors_are_the_readers(tmp_path: Path) -> None:
     some[3] = standard(3, velocity=[])
     with pytest.raises(DataError, match="sample 3: no velocity"):
         scan_joint_states(write_raw(tmp_path / "some", some), chunk_messages=2)
+
+
+def test_locked_joints_are_held_where_the_bag_holds_them(bag: Path, small_reads) -> None:
+    """--joints a subset: the others are locked at their median over the window, read from the bag in chunks."""
+    options = IdentificationOptions(method="ols", joints=[f"panda_joint{i}" for i in range(1, 7)], start=0.8,
+                                    end=6.1, processing=TINY)
+    whole = identify(read_joint_states(bag), options, urdf=URDF)
+    streamed = identify_bag(bag, options, urdf=URDF)
+    assert list(streamed.model.locked) == ["panda_joint7"]
+    assert streamed.model.locked_positions == whole.model.locked_positions
+    assert relative(whole.beta, streamed.beta) < 1e-9
