@@ -126,17 +126,31 @@ def test_continuous_joints_are_unwrapped_across_chunks(tmp_path: Path, small_rea
     np.testing.assert_array_equal(got[:, 1], q[:, 1])
 
 
-def test_several_publishers_are_read_in_memory(tmp_path: Path) -> None:
-    """An arm and a gripper on one topic are merged by interpolation: not scanned, identify_bag reads it whole."""
-    arm = JointStateSeries(["j1"], np.arange(0, 1, 0.002) + 10, np.zeros((500, 1)), None, np.zeros((500, 1)))
-    gripper = JointStateSeries(["f1"], np.arange(0, 1, 0.02) + 10.001, np.zeros((50, 1)), None, np.zeros((50, 1)))
-    messages = sorted([m for s in (arm, gripper) for m in zip(*encode_joint_states(s))], key=lambda m: m[0])
+def test_several_publishers_are_merged_as_the_reader_does(tmp_path: Path) -> None:
+    """An arm (1 kHz, stamped) and a gripper (50 Hz, header stamps 0: receive times minus the arm's delay) on one
+    topic: the scan's stamps and the rows' values (the gripper interpolated) are the reader's."""
+    t = np.arange(0.0, 2.0, 1e-3)
+    arm = JointStateSeries(["j1", "j2"], t + 10.0, np.column_stack([np.sin(t), t]), np.column_stack([np.cos(t), t]),
+                           np.column_stack([t, -t]))
+    tg = np.arange(0.0, 2.0, 0.02)
+    gripper = JointStateSeries(["f1"], np.zeros(tg.size), 0.01 * tg[:, None] + 0.001, None, np.sin(tg)[:, None])
+    messages = [(int(s + 2_000_000), m) for s, m in zip(*encode_joint_states(arm))]
+    messages += [(int(round((10.0 + g) * 1e9)) + 3_000_000, m) for g, m in zip(tg, encode_joint_states(gripper)[1])]
     with Writer(tmp_path / "bag", version=8, storage_plugin=StoragePlugin.MCAP) as writer:
         connection = writer.add_connection("/joint_states", JOINT_STATE_TYPE,
                                            typestore=get_typestore(Stores.ROS2_HUMBLE))
-        for stamp, data in messages:
-            writer.write(connection, int(stamp), data)
-    assert scan_joint_states(tmp_path / "bag") is None
+        for stamp, data in sorted(messages, key=lambda m: m[0]):
+            writer.write(connection, stamp, data)
+    read, scan = read_joint_states(tmp_path / "bag"), scan_joint_states(tmp_path / "bag", chunk_messages=300)
+    np.testing.assert_array_equal(scan.t, read.t)
+    fast = "decoded_fast"
+    assert {k: v for k, v in scan.info.items() if k != fast} == {k: v for k, v in read.info.items() if k != fast}
+    assert scan.info["interpolated_joints"] == ["f1"]
+    rows = scan.rows(["f1", "j2"])
+    got = [np.vstack(parts) for parts in zip(*[rows.get(a, min(a + 170, len(read))) for a in range(0, len(read), 170)])]
+    np.testing.assert_array_equal(got[0], read.position[:, [2, 1]])
+    np.testing.assert_array_equal(got[2], read.effort[:, [2, 1]])
+    assert np.isnan(got[1][:, 0]).all() and not scan.check_fields(["f1", "j2"])  # the gripper sends no velocity
 
 
 def test_row_chunks_compress_as_the_whole_matrix() -> None:

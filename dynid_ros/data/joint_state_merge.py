@@ -141,14 +141,6 @@ def describe_source(names: list[str], t_ns: np.ndarray, clock: str, fields: list
             "rate_hz": round((t_ns.size - 1) / span, 3) if span > 0 else None, "fields": fields}
 
 
-def single_clock(header_ns: np.ndarray, receive_ns: np.ndarray) -> tuple[np.ndarray, str]:
-    """The clock of a topic with one source (:func:`_on_one_clock`): its header stamps when it stamps every
-    message, else its receive times."""
-    if header_ns.size and (header_ns != 0).all():
-        return header_ns, "header"
-    return receive_ns, "receive" + (" (some header stamps 0)" if (header_ns != 0).any() else "")
-
-
 def _column(timed: list[_Timed], primary: _Timed, name: str, k: int, t_ns: np.ndarray) -> np.ndarray | None:
     """Field ``k`` of joint ``name`` at ``t_ns``: as recorded by the primary source, else interpolated from
     every message that carries it (held at the ends); None when no source publishes that field of it."""

@@ -66,8 +66,8 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Pa
                  xacro_args: list[str] | None = None) -> IdentificationResult:
     """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
     processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
-    decimated samples only. A topic with several publishers, and sigmoid friction, are read and identified in
-    memory (:func:`identify`)."""
+    decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). Sigmoid
+    friction is identified in memory (:func:`identify`)."""
     options.check()
     timer = timer or StageTimer()
     with timer.stage("read_bag"):

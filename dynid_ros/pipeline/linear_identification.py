@@ -100,7 +100,7 @@ def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOpti
     if stop - first < 10:
         raise DataError(f"only {stop - first} samples between --start {options.start} and --end {options.end} "
                         f"(the data spans {scan.t[-1] - scan.t[0]:.3f} s)")
-    check_fields(scan.fields[1], scan.fields[2], processing)
+    check_fields(scan.check_fields(list(model.joints)), True, processing)
     return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), processing,
                         processing.chunk_s)
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.data.signal_processing import ProcessingOptions, process
@@ -97,10 +96,8 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
 def validate_bag(result_dir: Path, bag: str | Path, topic: str, start: float | None = None,
                  end: float | None = None) -> ValidationResult:
     """:func:`validate` on a rosbag2, streamed (as :func:`dynid_ros.pipeline.identify.identify_bag`: read and
-    processed in chunks, the torques predicted block by block); a topic with several publishers is read whole."""
+    processed in chunks, the torques predicted block by block)."""
     scan = scan_joint_states(bag, topic)
-    if scan is None:
-        return validate(result_dir, read_joint_states(bag, topic=topic), start, end)
     timer = StageTimer()
     with timer.stage("load"):
         parameters = load_parameters(result_dir)
