@@ -10,9 +10,9 @@ seconds and starts a GCS, a raylet and a dashboard). Dask's nannies also pin eve
 thread, so two workers on two cores do not oversubscribe. What Ray does better (actors, GPU scheduling, a shared
 object store for large arrays) this job does not use: a task takes a bag path and returns a small summary record.
 
-A task is :func:`identify_bag`: read the bag, identify (:func:`dynid_ros.pipeline.identify.identify`), write the
-result directory as ``dynid identify`` does, and return a summary record; it never raises for a bad bag (its error
-becomes the record's ``error``), so one failing bag never stops the others. Workers of an existing cluster
+A task is :func:`identify_bag`: identify from the bag, streamed (:func:`dynid_ros.pipeline.identify.identify_bag`),
+write the result directory as ``dynid identify`` does, and return a summary record; it never raises for a bad bag
+(its error becomes the record's ``error``), so one failing bag never stops the others. Workers of an existing cluster
 (``--address``) need dynid_ros importable and the bags and URDF at the same paths (a shared file system).
 
 ``DIR/summary.json``: ``{"bags": [record...], "n_ok", "n_failed", "workers", "address", "elapsed_s"}``; a record
@@ -36,10 +36,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.output_paths import BATCH, RESULT, check_output, mark
 from dynid_ros.errors import ConfigError, DynidError
-from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.identify import identify_bag as identify_streamed
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.results import write_result
 from dynid_ros.pipeline.timing import StageTimer
@@ -69,9 +69,11 @@ def identify_bag(job: BagJob) -> dict:
     record = {"bag": job.bag, "result": job.out, "status": "failed", "error": None, "relative_error": None,
               "link_masses": {}, "friction": {}, "time_s": None, "stamp": None}
     try:
-        series = read_joint_states(job.bag, topic=job.options.topic)
-        record["stamp"] = float(series.t[0]) if len(series.t) else None
-        result = identify(series, job.options, urdf=job.urdf, timer=StageTimer(), xacro_args=job.xacro_args)
+        scan = scan_joint_states(job.bag, job.options.topic)  # the bag streamed, as dynid identify does
+        record["stamp"] = float(scan.t[0])
+        result = identify_streamed(job.bag, job.options, urdf=job.urdf, timer=StageTimer(),
+                                   xacro_args=job.xacro_args, scan=scan)
+        del scan
         write_result(result, Path(job.out), (job.bag, job.urdf))
         layout = result.layout
         record["relative_error"] = float(result.relative_error)

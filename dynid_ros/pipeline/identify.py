@@ -63,15 +63,19 @@ def scanned_model(scan: BagScan, options: IdentificationOptions, timer: StageTim
 
 def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Path | None = None,
                  dh: str | Path | None = None, model: RobotModel | None = None, timer: StageTimer | None = None,
-                 xacro_args: list[str] | None = None) -> IdentificationResult:
+                 xacro_args: list[str] | None = None, scan: BagScan | None = None) -> IdentificationResult:
     """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
     processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
     decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). Sigmoid
-    friction is identified in memory (:func:`identify`)."""
+    friction is identified in memory (:func:`identify`). ``scan``: the bag's :func:`scan_joint_states`, when the
+    caller has it already."""
     options.check()
     timer = timer or StageTimer()
     with timer.stage("read_bag"):
-        scan = None if "sigmoid" in options.friction else scan_joint_states(bag, options.topic)
+        if "sigmoid" in options.friction:
+            scan = None
+        elif scan is None:
+            scan = scan_joint_states(bag, options.topic)
         series = read_joint_states(bag, topic=options.topic) if scan is None else None
     if series is not None:
         return identify(series, options, urdf, dh, model, timer, xacro_args)
