@@ -55,5 +55,5 @@ def identify_frames_config(config: Mapping, source: str, bag: str | Path, out: s
     processing = frames_processing(config)
     series = read_motor_states(bag, config, topic or DEFAULT_TOPIC)
     fit = identify_frames(robot, series, processing, solver or "clarabel")
-    write_frames_result(fit, config, processing, Path(out), inputs)
+    write_frames_result(fit, config, fit.processing, Path(out), inputs)  # estimated effort delays resolved
     return fit

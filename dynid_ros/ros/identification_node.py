@@ -48,7 +48,7 @@ from std_msgs.msg import String
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
-from dynid_ros.pipeline.config_robot import coupled_model, frames_processing, identify_frames_config
+from dynid_ros.pipeline.config_robot import coupled_model, identify_frames_config
 from dynid_ros.pipeline.frames_identification import frames_result_dict
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.options import IdentificationOptions, identification_options, parameter_overrides
@@ -189,7 +189,7 @@ class IdentificationNode(Node):
         config = self.params["_config"]  # topic and solver as the CLI's --topic and --solver
         fit = identify_frames_config(config, str(self.params["_config_path"]), bag, out,
                                      self.params["topic"] or None, self.params["solver"] or None)
-        self.report_pub.publish(json_message(frames_result_dict(fit, config, frames_processing(config))))
+        self.report_pub.publish(json_message(frames_result_dict(fit, config, fit.processing)))
         errors = ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint)
         summary = f"frames robot: feasible {fit.feasible}, relative error per motor {errors} %, wrote {out}"
         self.get_logger().info(summary)
