@@ -21,8 +21,10 @@ from dynid_ros.robot.model import load_model
 from test_coupling import ARM, COUPLING, JOINTS, SECTION  # the coupled-wrist arm of those tests
 
 PSM = Path(__file__).resolve().parents[1] / "config" / "dvrk_psm.yaml"
-SHORT = ["--time-budget", "8", "--starts", "1", "--no-progress"]
-"""A short optimization: the tests check the result's limits and condition number, not how far it got."""
+SHORT = ["--time-budget", "120", "--starts", "1", "--no-progress"]
+"""One start; the configs below cap its SLSQP iterations (a few seconds, and the same result on any machine: a
+wall-time budget would stop a slow machine earlier)."""
+ITERATIONS = 15
 MOTOR_LIMITS = {"position": {m: [-1.2, 1.2] for m in SECTION["motors"]},
                 "velocity": {m: 2.0 for m in SECTION["motors"]}, "acceleration": 6.0}
 
@@ -45,8 +47,11 @@ def test_frames_objective_gradient_matches_finite_differences():
 def test_excite_the_psm_from_its_config(tmp_path, capsys):
     """``dynid excite --config config/dvrk_psm.yaml``: no URDF; the trajectory is in the motors q1..q7, within the
     config's limits (Wang et al. 2019 Table IV), with a finite condition number on the frames regressor."""
-    out = tmp_path / "psm.yaml"
-    assert main(["excite", "--config", str(PSM), *SHORT, "--out", str(out)]) == 0, capsys.readouterr().err
+    out, config = tmp_path / "psm.yaml", tmp_path / "dvrk_psm.yaml"
+    shipped = yaml.safe_load(PSM.read_text())
+    shipped["excitation"]["max_iterations"] = ITERATIONS
+    config.write_text(yaml.safe_dump(shipped))
+    assert main(["excite", "--config", str(config), *SHORT, "--out", str(out)]) == 0, capsys.readouterr().err
     result = load_trajectory(out)
     assert result.trajectory.joints == ("q1", "q2", "q3", "q4", "q5", "q6", "q7")
     table = yaml.safe_load(PSM.read_text())["excitation"]
@@ -76,8 +81,8 @@ def test_excite_a_coupled_urdf_arm_in_motor_coordinates(tmp_path, capsys):
     URDF joints it drives (j4 = (m3 + m4) / 2 ...) stay within the URDF's limits."""
     urdf, config, out = tmp_path / "arm.urdf", tmp_path / "arm.yaml", tmp_path / "traj.yaml"
     urdf.write_text(ARM)
-    config.write_text(yaml.safe_dump({"coupling": SECTION, "excitation": {**MOTOR_LIMITS, "harmonics": 3,
-                                                                          "frequency_hz": 0.2}}))
+    config.write_text(yaml.safe_dump({"coupling": SECTION, "excitation": {
+        **MOTOR_LIMITS, "harmonics": 3, "frequency_hz": 0.2, "max_iterations": ITERATIONS}}))
     assert main(["excite", "--urdf", str(urdf), "--config", str(config), *SHORT, "--out", str(out)]) == 0, \
         capsys.readouterr().err
     result = load_trajectory(out)
@@ -96,7 +101,8 @@ def test_coupled_joint_limits_hold_when_the_motor_ranges_allow_more():
     wide = {"position": {m: [-6.0, 6.0] for m in SECTION["motors"]}, "velocity": {m: 6.0 for m in SECTION["motors"]},
             "acceleration": 20.0, "margins": {"position": 0.05}}
     result = optimize_excitation(model, ExcitationOptions(config=wide, harmonics=3, frequency_hz=0.3, n_starts=1,
-                                                          max_iterations=30, time_budget_s=20.0), progress=False)
+                                                          max_iterations=ITERATIONS, time_budget_s=120.0),
+                                 progress=False)
     joint_map = coupled_joint_limits(model, wide)
     assert joint_map.names == tuple(JOINTS)
     np.testing.assert_allclose(joint_map.velocity, 0.9 * np.array([2.5, 2.5, 3.0, 3.0]))  # URDF x velocity margin
