@@ -172,6 +172,9 @@ def _identify_frames(args: argparse.Namespace, config: dict) -> int:
           f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
     print("relative error per motor % (identification): "
           + ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint))
+    delays = fit.processing.get("effort_delay_s")
+    if isinstance(delays, list):
+        print("effort delays per motor [ms]: " + ", ".join(f"{1e3 * d:.0f}" for d in delays))
     springs = [f"{name} {value:.6g}" for name, value in fit.terms.items() if name.endswith(".K")]
     if springs:
         print("spring constants: " + ", ".join(springs))
