@@ -1,7 +1,7 @@
 """The force/torque sensor of the standard simulator (``Simulator(ft_sensor_frame=...)``, ``dynid simulate
 --ft-sensor-frame``, ``sim_node`` ``ft_sensor_frame``): a MuJoCo force/torque site at a URDF frame on the last link.
-Simulated, recorded with the joint states, ``dynid identify-body`` recovers the body beyond the sensor (the last
-link and a 1.5 kg payload with an offset CoM) to 2 % in mass (Traversaro et al. 2016 eq. 4, 17, 22)."""
+Simulated (offline, and by the nodes: excited, recorded), ``dynid identify-body`` recovers the body beyond the sensor
+(the last link and a 1.5 kg payload with an offset CoM) to 2 % in mass (Traversaro et al. 2016 eq. 4, 17, 22)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import yaml
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
+from std_msgs.msg import String
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.wrench_io import WRENCH_TOPIC, read_wrenches
@@ -18,7 +19,7 @@ from dynid_ros.excitation.limits import limits_from_model, sample_trajectory
 from dynid_ros.excitation.trajectory_file import ExcitationTrajectory, save_trajectory
 from dynid_ros.robot.model import load_model
 from dynid_ros.sim import Simulator
-from ros_helpers import Latest, node_process, wait_for
+from ros_helpers import Latest, node_process, status_qos, wait_for
 from test_identify_body import ARM_WITH_SENSOR, BODY_COM, BODY_MASS
 
 GRAVITY = 9.81
@@ -90,3 +91,35 @@ def test_sim_node_publishes_the_wrench(spinner, tmp_path):
     assert last.header.frame_id == "ft_sensor" and last.header.stamp.sec > 0
     force = np.array([last.wrench.force.x, last.wrench.force.y, last.wrench.force.z])
     assert np.linalg.norm(force) == pytest.approx(BODY_MASS * GRAVITY, rel=0.01)
+
+
+def test_sim_node_excited_recorded_identify_body(spinner, tmp_path, capsys):
+    """The nodes as separate processes: sim_node (``ft_sensor_frame``), recorder_node (joint states and wrenches),
+    excitation_node (topic mode) and orchestrator_node (no identification); ``dynid identify-body`` on the recorded
+    bag recovers the body beyond the sensor to 2 % in mass."""
+    urdf, trajectory, bag, out = (tmp_path / name for name in ("arm.urdf", "traj.yaml", "bag", "body"))
+    urdf.write_text(ARM_WITH_SENSOR)
+    excitation_file(trajectory, urdf, period=5.0)
+    helper = spinner.add(Node("ft_listener", context=spinner.context))
+    orchestrator = Latest(helper, String, "/orchestrator_node/status", status_qos(), as_json=True)
+    nodes = [
+        ("sim_node", {"urdf_path": str(urdf), "ft_sensor_frame": "ft_sensor", "truth": "nominal"}),
+        ("recorder_node", {"bag_path": str(bag), "topics": ["/joint_states", WRENCH_TOPIC]}),
+        ("excitation_node", {"urdf_path": str(urdf), "trajectory_file": str(trajectory), "mode": "topic"}),
+        ("orchestrator_node", {"settle_time": 0.5, "identify": False, "shutdown_when_done": True}),
+    ]
+    processes = [node_process(name, values, tmp_path / f"{name}.log") for name, values in nodes]
+    running = [p.__enter__() for p in processes]
+    try:
+        wait_for(lambda: running[-1].poll() is not None or any(p.poll() is not None for p in running[:-1]),
+                 timeout=120, what="the orchestrator's own exit")
+    finally:
+        for p in reversed(processes):
+            p.__exit__(None, None, None)
+    logs = "\n".join(f"--- {name}\n{(tmp_path / f'{name}.log').read_text()}" for name, _ in nodes)
+    assert (orchestrator.last or {}).get("state") == "done", logs
+    assert main(["identify-body", "--bag", str(bag), "--wrench-topic", WRENCH_TOPIC, "--sensor-frame", "ft_sensor",
+                 "--urdf", str(urdf), "--out", str(out)]) == 0, capsys.readouterr().err + logs
+    found = yaml.safe_load((out / "body.yaml").read_text())
+    for fit in (found["body"], found["manifold"]):
+        assert abs(fit["mass"] - BODY_MASS) <= 0.02 * BODY_MASS, fit["mass"]
