@@ -1,4 +1,10 @@
-"""``dynid excite``: optimize an excitation trajectory within the robot's limits and write it to YAML."""
+"""``dynid excite``: optimize an excitation trajectory within the robot's limits and write it to YAML.
+
+The robot is ``--urdf``/``--dh``, or ``--urdf`` with a ``coupling:`` section in ``--config`` (the recordings and the
+controller are in motor coordinates: the trajectory is in the coupling's motors), or the config's ``robot: frames:``
+alone (no URDF; the trajectory is in ``robot.joints``, the motor coordinates). Without a description's limits, the
+config's ``excitation: position:`` and ``velocity:`` of every motor are the limits (required).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,22 @@ import argparse
 
 from dynid_ros.cli.common import add_robot_arguments
 from dynid_ros.data.output_paths import check_output_file
+from dynid_ros.errors import ConfigError
 from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
-from dynid_ros.robot.config import config_section
-from dynid_ros.robot.model import load_model
+from dynid_ros.robot.config import config_section, load_config
+from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
+from dynid_ros.robot.frames import FramesRobot, frames_section, load_frames_robot
+from dynid_ros.robot.model import RobotModel, load_model
 
 NAME = "excite"
 HELP = "optimize a safe, exciting Fourier trajectory (minimum condition number within the joint limits)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_robot_arguments(parser)
+    add_robot_arguments(parser, required=False)
     parser.add_argument("--config", default=None, help="robot config YAML (section 'excitation': limits, "
-                        "margins, frequency, harmonics)")
+                        "margins, frequency, harmonics; with 'coupling:' or 'robot: frames:' the trajectory is in "
+                        "motor coordinates and excitation.position/velocity of every motor are required)")
     parser.add_argument("--harmonics", type=int, default=None, help="number of harmonics L (default 5)")
     parser.add_argument("--frequency", type=float, default=None, metavar="HZ",
                         help="fundamental frequency [Hz] (default 0.1; the period is 1 / HZ)")
@@ -39,8 +49,7 @@ def run(args: argparse.Namespace) -> int:
     options = ExcitationOptions.from_config(
         section, harmonics=args.harmonics, frequency_hz=args.frequency, seed=args.seed, n_starts=args.starts,
         time_budget_s=args.time_budget, objective=args.objective)
-    model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints, xacro_args=args.xacro_arg)
-    result = optimize_excitation(model, options, progress=not args.no_progress)
+    result = optimize_excitation(excited_robot(args), options, progress=not args.no_progress)
     save_trajectory(args.out, result)
     margins = result.info["margins"]
     tightest = margins["tightest"].split(" of ")[0]
@@ -53,3 +62,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"tightest limit margin: {100 * margins[tightest]:.2f} % ({margins['tightest']}; checked at 1 kHz)")
     print(f"wrote {args.out}")
     return 0
+
+
+def excited_robot(args: argparse.Namespace) -> RobotModel | FramesRobot:
+    """The robot of ``--urdf``/``--dh`` (with the config's ``coupling:``, in motor coordinates) or the config's
+    ``robot: frames:``."""
+    config = load_config(args.config) if args.config else {}
+    if frames_section(config) is not None:
+        if args.urdf or args.dh or args.joints:
+            raise ConfigError(f"{args.config}: the robot is its frames (robot.frames): no --urdf, --dh or --joints")
+        return load_frames_robot(config, str(args.config))
+    if not (args.urdf or args.dh):
+        raise ConfigError("give the robot: --urdf or --dh (or a --config with robot.frames)")
+    coupling = coupling_from_config(config, str(args.config))
+    if coupling is None:
+        return load_model(urdf=args.urdf, dh=args.dh, joints=args.joints, xacro_args=args.xacro_arg)
+    if args.joints and list(args.joints) != list(coupling.motors):
+        raise ConfigError(f"--joints {','.join(args.joints)}: with a coupling the trajectory's coordinates are its "
+                          f"motors ({','.join(coupling.motors)})")
+    model = load_model(urdf=args.urdf, dh=args.dh, joints=list(coupling.joints), xacro_args=args.xacro_arg)
+    return apply_coupling(model, coupling)

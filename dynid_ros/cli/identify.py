@@ -13,13 +13,9 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
 from dynid_ros.estimation.torque_signs import SignSearchOptions
 from dynid_ros.pipeline.abs_effort import identify_abs_effort
-from dynid_ros.pipeline.frames_identification import (
-    FRAMES_FILE,
-    identify_frames,
-    load_frames_result,
-    read_motor_states,
-    write_frames_result,
-)
+from dynid_ros.pipeline.config_robot import coupled_model as config_coupled_model
+from dynid_ros.pipeline.config_robot import identify_frames_config
+from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identification_report import HTML_FILE
 from dynid_ros.pipeline.identify import identify, identify_bag
@@ -30,8 +26,7 @@ from dynid_ros.pipeline.provenance import provenance
 from dynid_ros.pipeline.results import load_parameters, write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section, load_config
-from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
-from dynid_ros.robot.frames import frames_section, load_frames_robot
+from dynid_ros.robot.frames import frames_section
 from dynid_ros.robot.mjcf_writer import urdf_omits
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.parameters import parse_friction
@@ -174,17 +169,15 @@ def _identify_frames(args: argparse.Namespace, config: dict) -> int:
     if args.urdf or args.dh or args.mass_matrix or args.abs_effort:
         raise ConfigError(f"{args.config}: the robot is its frames (robot.frames): no --urdf, --dh, --mass-matrix or "
                           "--abs-effort")
-    inputs = (args.bag, args.config)
-    check_output(args.out, RESULT, inputs)
-    robot = load_frames_robot(config, str(args.config))
-    processing = dict((config.get("identification") or {}).get("processing") or {})
-    series = read_motor_states(args.bag, config, args.topic or "/joint_states")
-    fit = identify_frames(robot, series, processing, args.solver or "clarabel")
-    write_frames_result(fit, config, processing, Path(args.out), inputs)
+    fit = identify_frames_config(config, str(args.config), args.bag, args.out, args.topic, args.solver)
+    robot = fit.robot
     print(f"frames robot ({len(robot.model.links)} bodies with inertia, {len(fit.terms)} per-frame terms): status "
           f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
     print("relative error per motor % (identification): "
           + ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint))
+    delays = fit.processing.get("effort_delay_s")
+    if isinstance(delays, list):
+        print("effort delays per motor [ms]: " + ", ".join(f"{1e3 * d:.0f}" for d in delays))
     springs = [f"{name} {value:.6g}" for name, value in fit.terms.items() if name.endswith(".K")]
     if springs:
         print("spring constants: " + ", ".join(springs))
@@ -224,15 +217,9 @@ def coupled_model(args: argparse.Namespace, options: IdentificationOptions, time
                   ) -> RobotModel | None:
     """With a ``coupling:`` section in ``--config``: the ``--urdf``/``--dh`` model of the coupled joints in motor
     coordinates (:mod:`dynid_ros.robot.coupling`); None otherwise (the model follows from the data)."""
-    coupling = coupling_from_config(load_config(args.config), str(args.config))
-    if coupling is None:
-        return None
-    if options.joints and list(options.joints) != list(coupling.motors):
-        raise ConfigError(f"--joints {','.join(options.joints)}: with a coupling the identified coordinates are "
-                          f"its motors ({','.join(coupling.motors)})")
     with timer.stage("model"):
-        return apply_coupling(load_model(urdf=args.urdf, dh=args.dh, joints=list(coupling.joints),
-                                         xacro_args=args.xacro_arg), coupling)
+        return config_coupled_model(load_config(args.config), str(args.config), options.joints, args.urdf, args.dh,
+                                    args.xacro_arg)
 
 
 def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 from dynid_ros.cli.common import add_xacro_argument
 from dynid_ros.data.bag_io import write_joint_states
 from dynid_ros.data.output_paths import SIMULATED_BAG, TRUTH, check_output
+from dynid_ros.data.wrench_io import WRENCH_TOPIC, write_joint_states_and_wrenches
 from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
@@ -38,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="robot config YAML (section 'simulation': truth, controller, timestep, start)")
     parser.add_argument("--topic", default="/joint_states", help="JointState topic (default /joint_states)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
+    parser.add_argument("--ft-sensor-frame", default=None, metavar="FRAME",
+                        help="a URDF frame on a moving link (e.g. the flange): a simulated 6-axis force/torque sensor "
+                             "there; its wrenches (geometry_msgs/WrenchStamped, frame_id FRAME, noise-free) go into "
+                             "the bag on --wrench-topic, for dynid identify-body")
+    parser.add_argument("--wrench-topic", default=WRENCH_TOPIC,
+                        help=f"topic of the sensor's wrenches in the bag (default {WRENCH_TOPIC})")
     parser.add_argument("--truth-out", default=None,
                         help="directory to write the ground truth to: truth.urdf and truth.yaml (parameter vector)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
@@ -58,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     excitation = load_trajectory(args.trajectory)
     started = time.perf_counter()
     sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise,
-                                joints=excitation.trajectory.joints, xacro_args=args.xacro_arg)
+                                joints=excitation.trajectory.joints, xacro_args=args.xacro_arg,
+                                ft_sensor_frame=args.ft_sensor_frame)
     robot = robot_limits(sim.model, config_section(args.config, "excitation"), source=args.urdf)
     trajectory = excitation.trajectory
     robot.indices(trajectory.joints)  # a joint the robot does not have: refused
@@ -73,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
     t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
     series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=args.progress)
     simulated = time.perf_counter() - started
-    write_joint_states(bag, series, topic=args.topic, storage=args.storage, overwrite=True)
+    if sim.ft_sensor is None:
+        write_joint_states(bag, series, topic=args.topic, storage=args.storage, overwrite=True)
+    else:
+        _write_with_wrenches(bag, series, sim.ft_sensor.name, args)
     if args.truth_out:
         _write_truth(sim, Path(args.truth_out))
     info = series.info
@@ -85,6 +97,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: the controller hit the effort limits in {info['saturated_steps']} steps")
     print(f"wrote {bag}" + (f" and {args.truth_out}/" if args.truth_out else ""))
     return 0
+
+
+def _write_with_wrenches(bag: Path, series: object, frame: str, args: argparse.Namespace) -> None:
+    """The joint states and the sensor's wrenches in one new bag; an earlier bag of dynid simulate at ``bag``
+    (:func:`check_output` let only such a one through) is replaced once the new one is complete."""
+    if args.storage != "mcap":
+        raise ConfigError("--ft-sensor-frame writes an MCAP bag: leave --storage at mcap")
+    fresh = bag.with_name(f".{bag.name}.new")
+    if fresh.exists():
+        shutil.rmtree(fresh)  # a leftover of an interrupted run of ours
+    write_joint_states_and_wrenches(fresh, series, series.t, series.info["wrench"], frame, args.wrench_topic,
+                                    args.topic)
+    if bag.exists():
+        shutil.rmtree(bag)
+    fresh.rename(bag)
 
 
 def _start_position(value: object, trajectory: object, n: int) -> np.ndarray:

@@ -19,6 +19,8 @@ from dynid_ros.data.output_paths import SIMULATED_BAG, mark
 from dynid_ros.errors import BagError, DataError
 
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
+WRENCH_TOPIC = "/ft_sensor/wrench"
+"""The topic of a force/torque sensor's wrenches, simulated (``dynid simulate``, ``sim_node``) or in a bag."""
 
 
 def read_wrenches(path: str | Path, topic: str) -> tuple[np.ndarray, np.ndarray, str]:
@@ -55,7 +57,7 @@ def read_wrenches(path: str | Path, topic: str) -> tuple[np.ndarray, np.ndarray,
 
 
 def write_joint_states_and_wrenches(path: str | Path, series: JointStateSeries, t: np.ndarray, wrench: np.ndarray,
-                                    frame_id: str, wrench_topic: str = "/ft_sensor/wrench",
+                                    frame_id: str, wrench_topic: str = WRENCH_TOPIC,
                                     topic: str = "/joint_states") -> Path:
     """A new rosbag2 (MCAP) with the joint states and the wrenches, written whole or not at all (a simulated bag)."""
     from rosbags.rosbag2 import StoragePlugin, Writer

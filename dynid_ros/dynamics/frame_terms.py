@@ -59,3 +59,34 @@ def known_torque(robot: FramesRobot, q: np.ndarray) -> np.ndarray:
         if f.known_torque is not None:
             out += np.polyval(f.known_torque, q @ f.motion)[:, None] * f.motion[None, :]
     return out
+
+
+SPRING_STEP = 1e-6
+"""Step [rad or m] of the central difference of a spring's torque per unit K (closed form, smooth)."""
+
+
+def term_gradient(robot: FramesRobot, values: np.ndarray, covector: np.ndarray, q: np.ndarray, dq: np.ndarray,
+                  ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Derivatives of ``sum_s covector_s . (columns_s @ values)`` by q, q', q'' per sample, each (N, n_motors).
+
+    ``values`` are the term parameters in :func:`term_columns` order. A term ``c f(c . x)`` contributes
+    ``(covector . c) f'(c . x) c`` to the derivative by ``x``: viscous friction by q', rotor inertia by q'', a
+    spring by q (its ``s'`` by central difference); Coulomb and offset friction are piecewise constant."""
+    gq, gdq, gddq = (np.zeros_like(np.asarray(x, dtype=float)) for x in (q, dq, ddq))
+    k = 0
+    for f in robot.frames:
+        c = f.motion
+        along = (covector @ c)[:, None] * c[None, :]
+        if f.friction:
+            gdq += values[k + 1] * along  # Fc, Fv, Fo
+            k += 3
+        if f.rotor_inertia:
+            gddq += values[k] * along
+            k += 1
+        if f.spring is not None:
+            theta = q @ c
+            slope = (f.spring.coordinate(theta + SPRING_STEP) - f.spring.coordinate(theta - SPRING_STEP)) / (
+                2 * SPRING_STEP)
+            gq += values[k] * slope[:, None] * along
+            k += 1
+    return gq, gdq, gddq

@@ -11,6 +11,10 @@ Config keys (all optional)::
     acceleration: [15, 7.5, ...] | {joint: value}       # rad/s^2 (or m/s^2)
     position: {joint: [lo, hi]}                         # overrides, before margins
     velocity: {joint: value}  |  effort: {joint: value}
+
+A robot described by its config (``robot: frames:`` or a ``coupling:`` in motor coordinates) has no description
+limits for its coordinates: there the config is the authority, and every coordinate needs ``position`` and
+``velocity`` entries (``limits_from_model(..., from_config=True)`` refuses otherwise).
 """
 
 from __future__ import annotations
@@ -88,17 +92,21 @@ class ExcitationLimits:
         return out
 
 
-def limits_from_model(model: RobotModel, config: dict | None = None) -> ExcitationLimits:
+def limits_from_model(model: RobotModel, config: dict | None = None, from_config: bool = False) -> ExcitationLimits:
     """Limits of ``model``'s joints: URDF limits, config overrides, then margins (module docstring).
 
     ``config`` is the ``excitation:`` section (a whole config mapping with that section also works).
-    Effort limits are included only when the config sets ``torque_limits: true``.
+    Effort limits are included only when the config sets ``torque_limits: true``. ``from_config``: the model's
+    coordinates have no description limits (frames robot, motor coordinates): the config must give every
+    coordinate's position range and velocity limit.
     """
     config = dict(config or {})
     if isinstance(config.get("excitation"), Mapping):
         config = dict(config["excitation"])
     joints = model.joints
     config = {key: _without(value, model.locked) for key, value in config.items()}
+    if from_config:
+        require_config_limits(joints, config)
     margins = {**DEFAULT_MARGINS, **config_mapping(config.get("margins"), "margins")}
     for key, value in margins.items():
         if key not in DEFAULT_MARGINS:
@@ -133,6 +141,83 @@ def limits_from_model(model: RobotModel, config: dict | None = None) -> Excitati
             raise ConfigError("torque_limits: the robot description lacks effort limits; give them in the config")
         effort = effort * margins["effort"]
     return ExcitationLimits(position, velocity * margins["velocity"], acceleration * margins["acceleration"], effort)
+
+
+@dataclass(frozen=True)
+class CoupledJointLimits:
+    """The description's joints of a model in motor coordinates, ``q_j = matrix q_m + offset``, and their limits
+    (margins applied): ``position`` (k, 2), ``velocity`` (k,); only the joints with finite limits."""
+
+    names: tuple[str, ...]
+    matrix: np.ndarray
+    offset: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+
+    def joint_positions(self, q_motor: np.ndarray) -> np.ndarray:
+        return np.asarray(q_motor, dtype=float) @ self.matrix.T + self.offset
+
+
+def coupled_joint_limits(model: RobotModel, config: dict | None = None) -> CoupledJointLimits | None:
+    """The URDF joint limits a model in motor coordinates (:func:`dynid_ros.robot.coupling.apply_coupling`) must
+    still respect, narrowed by the config's position and velocity margins; None for a model without
+    description joints (its coordinates are the description's, bounded by :func:`limits_from_model`)."""
+    if not model.description_joints or model.expanded is None or model.coupling is None:
+        return None
+    config = dict(config or {})
+    if isinstance(config.get("excitation"), Mapping):
+        config = dict(config["excitation"])
+    margins = {**DEFAULT_MARGINS, **config_mapping(config.get("margins"), "margins")}
+    pm = model.expanded
+    names, rows, offsets, position, velocity = [], [], [], [], []
+    for b in range(model.coupling.shape[0]):
+        joint = pm.joints[b + 1]
+        if joint.nq != 1:
+            continue
+        lower, upper = pm.lowerPositionLimit[joint.idx_q], pm.upperPositionLimit[joint.idx_q]
+        v = pm.velocityLimit[joint.idx_v]
+        if not (np.isfinite(lower) and np.isfinite(upper) and upper > lower and np.isfinite(v) and v > 0):
+            continue
+        names.append(str(pm.names[b + 1]))
+        rows.append(model.coupling[b])
+        offsets.append(0.0 if model.coupling_offset is None else float(model.coupling_offset[b]))
+        position.append([lower + margins["position"], upper - margins["position"]])
+        velocity.append(v * margins["velocity"])
+    if not names:
+        return None
+    return CoupledJointLimits(tuple(names), np.array(rows), np.array(offsets), np.array(position), np.array(velocity))
+
+
+def check_coupled_joints(limits: CoupledJointLimits, t: np.ndarray, q: np.ndarray, dq: np.ndarray) -> None:
+    """TrajectoryError naming the description joint, time and value where ``C q_m + o`` or ``C q_m'`` leaves its
+    limits (with :data:`TOLERANCE`)."""
+    qj, dqj = limits.joint_positions(q), np.asarray(dq, dtype=float) @ limits.matrix.T
+    span = limits.position[:, 1] - limits.position[:, 0]
+    low = qj < limits.position[:, 0] - TOLERANCE * span
+    high = qj > limits.position[:, 1] + TOLERANCE * span
+    fast = np.abs(dqj) > limits.velocity * (1 + TOLERANCE)
+    for bad, value, what in ((low | high, qj, "position"), (fast, dqj, "velocity")):
+        if bad.any():
+            s, j = np.argwhere(bad)[0]
+            raise TrajectoryError(f"joint {limits.names[j]} (driven through the coupling): {what} {value[s, j]:.4g} "
+                                  f"at t = {t[s]:.3f} s is outside its limits")
+
+
+def require_config_limits(joints: tuple[str, ...], config: Mapping) -> None:
+    """ConfigError naming the first coordinate without ``position`` or ``velocity`` in the ``excitation:`` section
+    (a robot described by its config: no description limits to fall back on)."""
+    position = config_mapping(config.get("position"), "position")
+    velocity = config.get("velocity")
+    for joint in joints:
+        if joint not in position:
+            raise ConfigError(f"excitation.position has no range for {joint}: a robot described by its config "
+                              "(robot.frames or coupling:) has no description limits; give excitation: position: "
+                              f"{{{joint}: [lower, upper]}} for every coordinate ({', '.join(joints)})")
+        if not (isinstance(velocity, (int, float)) or (isinstance(velocity, Mapping) and joint in velocity)
+                or (isinstance(velocity, (list, tuple)) and len(velocity) == len(joints))):
+            raise ConfigError(f"excitation.velocity has no limit for {joint}: a robot described by its config "
+                              "(robot.frames or coupling:) has no description limits; give excitation: velocity: "
+                              f"{{{joint}: v}} for every coordinate")
 
 
 def config_mapping(value: object, name: str) -> dict:

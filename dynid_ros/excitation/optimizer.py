@@ -37,15 +37,21 @@ from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_para
 from dynid_ros.dynamics.regressor import regressor, regressor_3d
 from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
+from dynid_ros.excitation.frames_columns import FramesBase, frames_base, frames_column_scale
 from dynid_ros.excitation.limits import (
     CHECK_RATE_HZ,
+    CoupledJointLimits,
     ExcitationLimits,
+    check_coupled_joints,
     check_trajectory_limits,
+    coupled_joint_limits,
     effort_bounds,
     limits_from_model,
+    sample_trajectory,
 )
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
 from dynid_ros.excitation.trajectory_file import ExcitationTrajectory
+from dynid_ros.robot.frames import FramesRobot
 from dynid_ros.robot.model import RobotModel, rnea_derivatives
 
 CONDITION_RATE_HZ = 50.0
@@ -88,7 +94,9 @@ class ExcitationOptions:
         grid_rate_hz: objective sampling rate (50 Hz is the condition number's definition);
         constraint_points: constraint grid points per period (default 40 per harmonic, at least 200);
         max_condition_number: a best result whose condition number with unit-norm columns
-            (:func:`excitation_scaled_condition_number`) is above this is an :class:`ExcitationError`.
+            (:func:`excitation_scaled_condition_number`) is above this is an :class:`ExcitationError`;
+        exclude_frames: a frames robot's frames whose inertia the objective leaves out
+            (:mod:`dynid_ros.excitation.frames_columns`).
     """
 
     harmonics: int = 5
@@ -107,6 +115,7 @@ class ExcitationOptions:
     grid_rate_hz: float = CONDITION_RATE_HZ
     constraint_points: int | None = None
     max_condition_number: float = MAX_SCALED_CONDITION_NUMBER
+    exclude_frames: tuple[str, ...] = ()
 
     @property
     def pulsation(self) -> float:
@@ -143,7 +152,7 @@ class ExcitationOptions:
         section = dict(section or {})
         known = {"harmonics", "frequency_hz", "wf", "seed", "time_budget_s", "n_starts", "max_iterations",
                  "objective", "torque_limits", "cartesian_boxes", "grid_rate_hz", "constraint_points",
-                 "max_condition_number"}
+                 "max_condition_number", "exclude_frames"}
         values = {k: v for k, v in section.items() if k in known}
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "frequency_hz" in overrides and overrides["frequency_hz"] is not None:
@@ -229,9 +238,14 @@ class ExcitationProblem:
         self.t_con = np.arange(points) * period / points
         self.b_con = basis_matrices(self.t_con, self.wf, self.harmonics)
         self.a_ub, self.b_ub = self._linear_inequalities()
+        self.joint_map = coupled_joint_limits(model, options.config)
+        if self.joint_map is not None:
+            a_joint, b_joint = self._joint_inequalities(self.joint_map)
+            self.a_ub, self.b_ub = np.vstack([self.a_ub, a_joint]), np.concatenate([self.b_ub, b_joint])
         self.a_eq = np.kron(np.eye(self.n), self._rest_rows())
         layout = base.layout
-        self.fv = np.array([layout.joint_index(j, "fv") for j in range(self.n)])
+        self.fv = (np.array([layout.joint_index(j, "fv") for j in range(self.n)]) if "viscous" in layout.friction
+                   else None)
         self.pm = pin.Model(model.expanded if model.expanded is not None else model.pin_model)  # mimic: expanded
         self.pm.armature[:] = 0.0
         self.pdata = self.pm.createData()
@@ -243,9 +257,28 @@ class ExcitationProblem:
         self.effort_joints = np.flatnonzero(np.isfinite(self.effort))
         self.nonlinear = self.effort_joints.size > 0
         self.frames = {name: _frame_id(model, name) for name in options.cartesian_boxes}
-        self.column_scale = robot_column_scale(model, base)
+        self.column_scale = self._column_scale()
         self.t_nl = np.arange(max(100, 20 * self.harmonics)) * period / max(100, 20 * self.harmonics)
         self.b_nl = basis_matrices(self.t_nl, self.wf, self.harmonics)
+
+    # --- the base regressor (a frames robot's problem overrides these) ---------------------------------
+    def _column_scale(self) -> np.ndarray:
+        if isinstance(self.base, FramesBase):
+            return frames_column_scale(self.base, self.limits)
+        return robot_column_scale(self.model, self.base)
+
+    def columns(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """(N, n, n_base) base regressor at the states (velocities at rest already snapped to zero)."""
+        if isinstance(self.base, FramesBase):
+            return self.base.columns(q, dq, ddq)
+        return regressor_3d(self.model, self.base.layout, q, dq, ddq)[:, :, self.base.independent]
+
+    def condition_numbers(self, trajectory: FourierTrajectory) -> tuple[float, float]:
+        """The condition number of the base regressor over one period at 50 Hz and the same with unit-norm columns
+        (:func:`excitation_condition_number`, :func:`excitation_scaled_condition_number`)."""
+        q, dq, ddq = trajectory.evaluate(condition_times(trajectory.period))
+        w = self.columns(q, _snap_rest(dq), ddq).reshape(-1, self.base.n_base)
+        return float(np.linalg.cond(w)), scaled_condition_number(w)
 
     # --- variables ---------------------------------------------------------------------------------
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -289,6 +322,24 @@ class ExcitationProblem:
                                np.full(2 * m, GRID_SHRINK * lim.acceleration[k])]) for k in range(self.n)]
         return np.kron(np.eye(self.n), block), np.concatenate(rhs)
 
+    def _joint_inequalities(self, joint_map: CoupledJointLimits) -> tuple[np.ndarray, np.ndarray]:
+        """``A x <= b``: the description's joints ``C q_m + o`` within their position and velocity limits on the
+        constraint grid (a model in motor coordinates: the URDF still bounds its joints)."""
+        bq, bdq, _ = self.b_con
+        m = len(self.t_con)
+        one, zero = np.ones((m, 1)), np.zeros((m, 1))
+        rows, rhs = [], []
+        for j in range(joint_map.matrix.shape[0]):
+            c = joint_map.matrix[j][None, :]
+            lower, upper = joint_map.position[j]
+            inset = (1 - GRID_SHRINK) * 0.5 * (upper - lower)
+            position = np.kron(c, np.hstack([one, bq]))
+            velocity = np.kron(c, np.hstack([zero, bdq]))
+            rows += [position, -position, velocity, -velocity]
+            rhs += [np.full(m, upper - inset - joint_map.offset[j]), np.full(m, -(lower + inset - joint_map.offset[j])),
+                    np.full(2 * m, GRID_SHRINK * joint_map.velocity[j])]
+        return np.vstack(rows), np.concatenate(rhs)
+
     def linear_violation(self, x: np.ndarray) -> float:
         return float(max(np.max(self.a_ub @ x - self.b_ub), np.max(np.abs(self.a_eq @ x))))
 
@@ -297,7 +348,7 @@ class ExcitationProblem:
         """``log cond`` (or ``-log det / 2``) of the base regressor on the objective grid, and its gradient."""
         q, dq, ddq = self.states(x, self.b_obj)
         dq = _snap_rest(dq)
-        w = regressor_3d(self.model, self.base.layout, q, dq, ddq)[:, :, self.base.independent]
+        w = self.columns(q, dq, ddq)
         flat = w.reshape(-1, self.base.n_base) * self.column_scale  # each base parameter in the robot's own unit
         eigenvalues, vectors = np.linalg.eigh(flat.T @ flat)
         if eigenvalues[0] <= 1e-300:
@@ -336,8 +387,13 @@ class ExcitationProblem:
             for s in range(len(q)):
                 by_q[s], by_v[s], mass[s] = rnea_derivatives(self.model, self.pm, self.pdata, q[s], dq[s], ddq[s])
             gq += np.einsum("si,sij->sj", covector, by_q)
-            gdq += np.einsum("si,sij->sj", covector, by_v) + covector * parameters[self.fv]  # viscous friction
+            gdq += np.einsum("si,sij->sj", covector, by_v)
+            if self.fv is not None:
+                gdq += covector * parameters[self.fv]  # viscous friction
             gddq += np.einsum("si,sij->sj", covector, mass)  # Coulomb and offset friction have no slope
+            if isinstance(self.base, FramesBase):  # a frames robot's per-frame friction, rotor inertia, springs
+                terms = self.base.term_gradient(parameters, covector, q, dq, ddq)
+                gq, gdq, gddq = gq + terms[0], gdq + terms[1], gddq + terms[2]
         return gq, gdq, gddq
 
     def _chain(self, gq: np.ndarray, gdq: np.ndarray, gddq: np.ndarray, bases: tuple[np.ndarray, ...]
@@ -436,10 +492,17 @@ class _Best:
     x: np.ndarray | None = None
 
 
-def optimize_excitation(model: RobotModel, options: ExcitationOptions, progress: bool = True
+def optimize_excitation(model: RobotModel | FramesRobot, options: ExcitationOptions, progress: bool = True
                         ) -> ExcitationTrajectory:
     """Find an exciting trajectory within the limits (module docstring); deterministic for a seed
     when the time budget does not cut a start short.
+
+    ``model`` may be in motor coordinates (:func:`dynid_ros.robot.coupling.apply_coupling`) or a frames robot
+    (:func:`dynid_ros.robot.frames.load_frames_robot`): the trajectory is then in the motor coordinates (the names
+    and order of the JointState messages, what the controller takes), the objective is the regressor the
+    identification fits (motor-side friction and rotor inertia; a frames robot's links and per-frame terms), and
+    the config's ``excitation:`` position and velocity limits of every motor are required (no description gives
+    them). A coupled URDF's joints ``C q_m + o`` are still held within the URDF's position and velocity limits.
 
     Raises:
         ExcitationError: no start found a feasible trajectory, or the best one excites the robot too
@@ -453,22 +516,41 @@ def optimize_excitation(model: RobotModel, options: ExcitationOptions, progress:
         return _optimize(model, options, progress)
 
 
-def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> ExcitationTrajectory:
-    started = time.perf_counter()
-    deadline = started + options.time_budget_s
+def _problem(source: RobotModel | FramesRobot, options: ExcitationOptions) -> ExcitationProblem:
+    """The problem of a URDF/DH model, a model in motor coordinates or a frames robot (limits from the config)."""
+    frames = source if isinstance(source, FramesRobot) else None
+    model = frames.model if frames is not None else source
+    by_config = frames is not None or bool(model.description_joints)
+    if by_config and options.cartesian_boxes:
+        raise ConfigError("excitation.cartesian_boxes need a robot in its description's joint coordinates, not "
+                          "robot.frames or a coupling: (motor coordinates)")
+    if frames is None and options.exclude_frames:
+        raise ConfigError("excitation.exclude_frames is for a robot described by frames (robot.frames)")
+    if frames is not None and (options.torque_limits or (options.config or {}).get("effort") is not None):
+        raise ConfigError("a frames robot (robot.frames) has no nominal parameters to bound its torques: remove "
+                          "excitation torque_limits and effort")
     limits = options.limits
     if limits is None:
         config = dict(options.config)
         config["margins"] = {**(config.get("margins") or {}), **options.margins}
         if options.torque_limits:
             config["torque_limits"] = True
-        limits = limits_from_model(model, config)
+        limits = limits_from_model(model, config, from_config=by_config)
     if limits.n_dof != model.n_dof:
         raise ConfigError(f"limits have {limits.n_dof} joints, the model {model.n_dof}")
     if options.torque_limits and limits.effort is None:
         raise ConfigError("torque_limits needs effort limits")
-    base = condition_base(model)
-    problem = ExcitationProblem(model, options, limits, base, effort_bounds(model, options.config))
+    if frames is not None:
+        base = frames_base(frames, limits, tuple(options.exclude_frames))
+        return ExcitationProblem(model, options, limits, base, None)
+    return ExcitationProblem(model, options, limits, condition_base(model), effort_bounds(model, options.config))
+
+
+def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, progress: bool) -> ExcitationTrajectory:
+    started = time.perf_counter()
+    deadline = started + options.time_budget_s
+    problem = _problem(source, options)
+    model, limits, base = problem.model, problem.limits, problem.base
     best = _Best()
     constraints = [
         {"type": "ineq", "fun": lambda x: problem.b_ub - problem.a_ub @ x, "jac": lambda x: -problem.a_ub},
@@ -519,8 +601,7 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
         raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
                               "(torque limits or Cartesian boxes that exclude every start?)")
     trajectory = _within_effort(problem, _verified(problem, problem.project_rest(best.x)))
-    condition = excitation_condition_number(model, trajectory, base)
-    scaled = excitation_scaled_condition_number(model, trajectory, base)
+    condition, scaled = problem.condition_numbers(trajectory)
     if not scaled <= options.max_condition_number:
         raise ExcitationError(
             f"the limits are too tight to excite the robot at wf = {problem.wf:.4g} rad/s: the best condition "
@@ -529,6 +610,9 @@ def _optimize(model: RobotModel, options: ExcitationOptions, progress: bool) -> 
     margins = check_trajectory_limits(trajectory, limits, CHECK_RATE_HZ,
                                       model=model if limits.effort is not None else None)
     _check_cartesian(problem, trajectory)
+    if problem.joint_map is not None:
+        t, q, dq, _ = sample_trajectory(trajectory, CHECK_RATE_HZ)
+        check_coupled_joints(problem.joint_map, t, q, dq)
     info = {
         "objective": options.objective, "seed": options.seed, "starts": starts_done, "iterations": iterations,
         "time_s": round(time.perf_counter() - started, 3), "frequency_hz": problem.wf / (2 * math.pi),
@@ -556,9 +640,21 @@ def _verified(problem: ExcitationProblem, x: np.ndarray) -> FourierTrajectory:
                                  (trajectory.q0 - limits.position[:, 0]) / -offset.min(axis=0),
                                  limits.velocity / np.abs(dq).max(axis=0),
                                  limits.acceleration / np.abs(ddq).max(axis=0)])
+    if problem.joint_map is not None:
+        ratios = np.concatenate([ratios, _joint_ratios(problem.joint_map, trajectory.q0, q, dq)])
     ratios = ratios[ratios > 0]
     scale = float(np.min(ratios))
     return trajectory if scale >= 1.0 else trajectory.scaled(scale * (1 - 1e-9))
+
+
+def _joint_ratios(joint_map: CoupledJointLimits, q0: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+    """How far the motion about ``q0`` may be scaled before a coupled description joint reaches a limit."""
+    center, qj = joint_map.joint_positions(q0), joint_map.joint_positions(q)
+    offset = qj - center
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.concatenate([(joint_map.position[:, 1] - center) / offset.max(axis=0),
+                               (center - joint_map.position[:, 0]) / -offset.min(axis=0),
+                               joint_map.velocity / np.abs(dq @ joint_map.matrix.T).max(axis=0)])
 
 
 def _within_effort(problem: ExcitationProblem, trajectory: FourierTrajectory) -> FourierTrajectory:

@@ -6,12 +6,18 @@ Rows: motor torques at the processed samples minus the frames' known torques; ea
 ``1 / (max - min)`` of its filtered torque, as Wang et al. 2019. The parameters the data do not determine are
 picked by a tiny pull toward zero; the prediction does not depend on that choice. ``base_count`` is the number of
 independent regressor columns at random states (the base parameters).
+
+``identification: processing: effort_delay_s``: per motor, how long the recorded effort lags the recorded position
+and velocity (:mod:`dynid_ros.data.effort_delay`): a list in ``robot.joints`` order, a mapping motor -> seconds, or
+``estimate``: each motor's lag minimizing its least-squares residual on the identification data, searched over
+``[0, DELAY_SEARCH_S]`` in steps of one sample (:func:`estimate_effort_delays`); the result records the values, so
+validation applies the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +25,7 @@ import yaml
 
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
+from dynid_ros.data.effort_delay import advance_effort
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.output_paths import RESULT
 from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, process
@@ -56,6 +63,7 @@ class FramesFit:
     relative_error: float
     relative_error_per_joint: list[float]
     n_samples: int
+    processing: dict = field(default_factory=dict)
 
     def predict(self, data: ProcessedData) -> np.ndarray:
         """Motor torques (N, n) at processed samples, the known torques included."""
@@ -70,12 +78,73 @@ def frame_regressor(robot: FramesRobot, layout: ParameterLayout, q: np.ndarray, 
     return regressor_3d(robot.model, layout, q, dq, ddq), term_columns(robot, q, dq, ddq)
 
 
+EFFORT_DELAY = "effort_delay_s"
+"""The processing key of the effort's delay per motor (module docstring)."""
+DELAY_SEARCH_S = 0.1
+"""Largest effort lag [s] :func:`estimate_effort_delays` tries: a residual still falling there is no delay's minimum
+(the motor keeps 0)."""
+
+
 def frames_data(robot: FramesRobot, series: JointStateSeries, processing: dict) -> ProcessedData:
-    """``series`` (the motors, in the robot's order) processed with the ``processing`` options."""
+    """``series`` (the motors, in the robot's order), its effort advanced by ``effort_delay_s``, processed with the
+    other ``processing`` options."""
     missing = [m for m in robot.motors if m not in series.names]
     if missing:
         raise DataError(f"motor coordinate(s) {', '.join(missing)} of the robot are not in the joint states")
-    return process(series.select(list(robot.motors)), ProcessingOptions(**processing))
+    options = {k: v for k, v in processing.items() if k != EFFORT_DELAY}
+    selected = series.select(list(robot.motors))
+    delays = processing.get(EFFORT_DELAY)
+    if delays is not None:
+        selected = advance_effort(selected, motor_delays(robot, delays))
+    return process(selected, ProcessingOptions(**options))
+
+
+def motor_delays(robot: FramesRobot, value: object) -> np.ndarray:
+    """The ``effort_delay_s`` value as one delay per motor; ConfigError naming the problem."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(robot.motors))
+        if unknown:
+            raise ConfigError(f"processing.{EFFORT_DELAY} names {unknown}, not motors ({', '.join(robot.motors)})")
+        value = [value.get(m, 0.0) for m in robot.motors]
+    try:
+        delays = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"processing.{EFFORT_DELAY} must be numbers, a mapping motor -> s or 'estimate', got "
+                          f"{value!r}") from err
+    if delays.size == 1:
+        delays = np.full(len(robot.motors), float(delays[0]))
+    if delays.shape != (len(robot.motors),) or not np.all(np.isfinite(delays)):
+        raise ConfigError(f"processing.{EFFORT_DELAY}: expected {len(robot.motors)} finite values, got {value!r}")
+    return delays
+
+
+def estimate_effort_delays(robot: FramesRobot, series: JointStateSeries, processing: dict) -> list[float]:
+    """Per motor, the effort lag in ``[0, DELAY_SEARCH_S]`` (one-sample steps) whose least-squares fit (links and
+    per-frame terms, unconstrained) leaves that motor the smallest residual on ``series``; 0 where the smallest is
+    at the end of the range (no minimum: not a delay). The kinematics do not depend on the delay: the regressor is
+    built once, the filtered torque is shifted along it."""
+    options = {k: v for k, v in processing.items() if k != EFFORT_DELAY}
+    data = frames_data(robot, series, options)
+    layout = ParameterLayout(robot.motors, robot.model.links, (), False)
+    y, extra = frame_regressor(robot, layout, data.q, data.dq, data.ddq)
+    tau = data.tau - known_torque(robot, data.q)
+    weight = 1.0 / np.maximum(np.ptp(tau, axis=0), 1e-12)
+    a = np.concatenate([y, extra.columns], axis=2) * weight[None, :, None]
+    a = a.reshape(-1, a.shape[2])
+    u, singular, _ = np.linalg.svd(a, full_matrices=False)
+    u = u[:, singular > RANK_TOLERANCE * singular[0]]
+    step = 1.0 / data.rate_hz
+    candidates = np.arange(round(DELAY_SEARCH_S / step) + 1) * step
+    inside = data.t <= data.t[-1] - DELAY_SEARCH_S
+    residuals = np.empty((candidates.size, len(robot.motors)))
+    for i, d in enumerate(candidates):
+        shifted = np.column_stack([np.interp(data.t + d, data.t, tau[:, j]) for j in range(tau.shape[1])])
+        b = (shifted * weight).reshape(-1)
+        r = (b - u @ (u.T @ b)).reshape(tau.shape)[inside]
+        residuals[i] = np.linalg.norm(r, axis=0) / np.maximum(np.linalg.norm((shifted * weight)[inside], axis=0),
+                                                              1e-300)
+    best = np.argmin(residuals, axis=0)
+    return [float(candidates[k]) if k < candidates.size - 1 else 0.0 for k in best]
 
 
 def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: dict, solver: str = "clarabel"
@@ -84,6 +153,8 @@ def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: di
     import cvxpy as cp  # heavy optional dependency of the estimators
 
     layout = ParameterLayout(robot.motors, robot.model.links, (), False)
+    if processing.get(EFFORT_DELAY) == "estimate":
+        processing = {**processing, EFFORT_DELAY: estimate_effort_delays(robot, series, processing)}
     data = frames_data(robot, series, processing)
     y, extra = frame_regressor(robot, layout, data.q, data.dq, data.ddq)
     tau = data.tau - known_torque(robot, data.q)
@@ -110,7 +181,7 @@ def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: di
     terms = dict(zip(extra.names, (float(v) for v in values[layout.n_parameters:])))
     feasible = bool(is_feasible(delta_value, layout, "full", tol=1e-9))
     fit = FramesFit(robot, layout, delta_value, terms, status, feasible, base_count(robot, layout), 0.0, [],
-                    int(data.q.shape[0]))
+                    int(data.q.shape[0]), dict(processing))
     fit.relative_error, fit.relative_error_per_joint = relative_error(data.tau_raw, fit.predict(data))
     return fit
 
@@ -185,5 +256,6 @@ def load_frames_result(result_dir: Path) -> tuple[FramesFit, dict, dict]:
         raise DataError(f"{path}: unreadable frames result: {err}") from err
     fit = FramesFit(robot, layout, delta, terms, stored.get("status", ""), bool(stored.get("feasible")),
                     int(stored.get("base_parameters", 0)), float(stored.get("relative_error", 0.0)),
-                    list(stored.get("relative_error_per_joint", [])), int(stored.get("n_samples", 0)))
+                    list(stored.get("relative_error_per_joint", [])), int(stored.get("n_samples", 0)),
+                    dict(stored.get("processing") or {}))
     return fit, config, dict(stored.get("processing") or {})

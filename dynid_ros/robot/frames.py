@@ -194,14 +194,31 @@ def _check_tree(frames: list[FrameSpec], source: str) -> None:
                               "inertia: true")
 
 
+def depth_first(frames: list[FrameSpec]) -> list[FrameSpec]:
+    """The frames in depth-first order from the base (siblings in config order): pinocchio's algorithms that work on
+    subtrees (RNEA derivatives, CRBA) need every subtree's joints contiguous; a config lists parents before
+    children, not necessarily depth first (the PSM's parallelogram links hang from one frame in turn)."""
+    children: dict[str, list[FrameSpec]] = {}
+    for f in frames:
+        children.setdefault(f.parent, []).append(f)
+    out: list[FrameSpec] = []
+    stack = list(reversed(children.get("base", [])))
+    while stack:
+        f = stack.pop()
+        out.append(f)
+        stack.extend(reversed(children.get(f.name, [])))
+    return out
+
+
 def _build(frames: list[FrameSpec], motors: tuple[str, ...], modified: bool, gravity: object,
            source: str) -> RobotModel:
-    """The pinocchio tree of the frames with inertia (fixed frames folded into their children's placements)."""
+    """The pinocchio tree of the frames with inertia (fixed frames folded into their children's placements), its
+    joints in depth-first order (:func:`depth_first`)."""
     pm = pin.Model()
     pm.name = "frames_robot"
     anchor: dict[str, tuple[int, pin.SE3]] = {"base": (0, pin.SE3.Identity())}
     names, rows = [], []
-    for f in frames:
+    for f in depth_first(frames):
         parent_joint, offset = anchor[f.parent]
         placement = offset * _placement(f, modified)
         if f.kind == "fixed":

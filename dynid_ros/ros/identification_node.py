@@ -25,6 +25,12 @@ Publishes (std_msgs/String, reliable, transient local, depth 1):
     ``~/robot_description``: the identified URDF. ``~/report``: ``report.json`` of ``dynid identify``.
     ``~/status``: JSON ``{"state": idle|running|done|failed, "message", "output_dir"}``.
 
+A robot the config describes beyond a URDF is identified by the same entry as ``dynid identify --config``
+(:mod:`dynid_ros.pipeline.config_robot`): with a ``coupling:`` section the bag is in motor coordinates and the
+URDF's joints are driven through the coupling; with ``robot: frames:`` no URDF is needed (``bag_path`` may then be a
+CSV at ``robot.csv_rate_hz``), ``output_dir`` gets ``frames_result.yaml``, ``~/report`` carries its content as JSON
+and no ``~/robot_description`` is published (a frames robot has no URDF).
+
 Writes the same files as ``dynid identify`` into ``output_dir``, atomically; an existing ``output_dir``
 that is not an earlier identification result (or that holds the bag) is refused and left untouched.
 """
@@ -42,11 +48,14 @@ from std_msgs.msg import String
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
+from dynid_ros.pipeline.config_robot import coupled_model, identify_frames_config
+from dynid_ros.pipeline.frames_identification import frames_result_dict
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.options import IdentificationOptions, identification_options, parameter_overrides
 from dynid_ros.pipeline.results import REPORT_FILE, URDF_FILE, write_result
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.config import config_section
+from dynid_ros.robot.frames import frames_section
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
     Param,
@@ -93,7 +102,8 @@ class IdentificationNode(Node):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(NAME, **kwargs)
         self.params = declare_parameters(self, PARAMETERS)
-        self.urdf = robot_urdf(self.params, self)
+        self.frames = frames_section(self.params["_config"]) is not None  # robot.frames: no URDF
+        self.urdf = None if self.frames else robot_urdf(self.params, self)
         self.state, self.message, self.output_dir = "idle", "", ""
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -122,7 +132,8 @@ class IdentificationNode(Node):
                 return False, message
             out = self.get_parameter("output_dir").value or time.strftime("dynid_result_%Y%m%d_%H%M%S")
             try:  # an existing directory that is not an earlier result, or one holding the bag: refused
-                self.output_dir = str(check_output(out, RESULT, (bag, self.urdf), flag="output_dir"))
+                inputs = (bag, self.urdf or self.params["_config_path"])
+                self.output_dir = str(check_output(out, RESULT, inputs, flag="output_dir"))
             except DynidError as err:
                 self._set_state("failed", str(err))
                 return False, str(err)
@@ -140,11 +151,18 @@ class IdentificationNode(Node):
 
     def _run(self, bag: Path, out: Path) -> None:
         try:
+            if self.frames:
+                self._run_frames(bag, out)
+                return
             options = self.options()
             timer = StageTimer()
             with timer.stage("read_bag"):
                 series = read_joint_states(bag, topic=options.topic)
-            result = identify(series, options, urdf=self.urdf, timer=timer, xacro_args=xacro_args(self.params))
+            with timer.stage("model"):  # a coupling: section: the URDF's joints driven by the bag's motors
+                model = coupled_model(self.params["_config"], str(self.params["_config_path"]), options.joints,
+                                      urdf=self.urdf, xacro_args=xacro_args(self.params))
+            result = identify(series, options, urdf=self.urdf, model=model, timer=timer,
+                              xacro_args=xacro_args(self.params))
             with timer.stage("write"):
                 write_result(result, out, (bag, self.urdf))
             report_text = (out / REPORT_FILE).read_text()  # exactly the file, timings included
@@ -164,6 +182,17 @@ class IdentificationNode(Node):
         self.get_logger().info(summary)
         if self.params["update_robot_state_publisher"] and urdf_text:
             summary += "; " + self._update_robot_state_publisher(urdf_text)
+        self._set_state("done", summary)
+
+    def _run_frames(self, bag: Path, out: Path) -> None:
+        """A ``robot: frames:`` robot (no URDF): identified and written as ``dynid identify --config`` does."""
+        config = self.params["_config"]  # topic and solver as the CLI's --topic and --solver
+        fit = identify_frames_config(config, str(self.params["_config_path"]), bag, out,
+                                     self.params["topic"] or None, self.params["solver"] or None)
+        self.report_pub.publish(json_message(frames_result_dict(fit, config, fit.processing)))
+        errors = ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint)
+        summary = f"frames robot: feasible {fit.feasible}, relative error per motor {errors} %, wrote {out}"
+        self.get_logger().info(summary)
         self._set_state("done", summary)
 
     def _update_robot_state_publisher(self, urdf_text: str) -> str:

@@ -19,10 +19,16 @@ Parameters:
     seed (int): seed of the perturbation and the noise (-1: the config's).
     effort_noise (double): torque sensor noise standard deviation [N m] (-1: the truth's).
     joint_states_topic (str): ``/joint_states``.
+    ft_sensor_frame (str): a URDF frame on a moving link (e.g. the flange) where a simulated 6-axis force/torque
+        sensor measures the wrench on everything beyond it ('' = no sensor; :mod:`dynid_ros.sim.mujoco_model`).
+    wrench_topic (str): where its wrenches go (``/ft_sensor/wrench``, what ``dynid identify-body --wrench-topic``
+        reads; record it with the joint states).
 
 Publishes:
     ``joint_states_topic`` (sensor_msgs/JointState: position, velocity, effort), stamped with the
     simulation time added to the node clock at start, so stamps are exactly uniform.
+    ``wrench_topic`` (geometry_msgs/WrenchStamped, only with ``ft_sensor_frame``): the sensor's noise-free wrench
+    ``[force; torque]`` in ``ft_sensor_frame`` (its frame_id), with the stamp of the joint state of the same step.
 
 Subscribes:
     ``/<controller_name>/joint_trajectory`` (trajectory_msgs/JointTrajectory), followed like
@@ -45,12 +51,14 @@ from __future__ import annotations
 
 import time
 
+from geometry_msgs.msg import WrenchStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from dynid_ros.data.wrench_io import WRENCH_TOPIC
 from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.execution.follow_joint_trajectory import tolerances_from_message
 from dynid_ros.execution.robot_limits import robot_limits
@@ -81,6 +89,8 @@ PARAMETERS = (
     Param("seed", -1, "seed of the perturbation and sensor noise (-1: the config's)"),
     Param("effort_noise", -1.0, "torque sensor noise standard deviation [N m] (-1: the truth's)"),
     Param("joint_states_topic", "/joint_states", "sensor_msgs/JointState topic"),
+    Param("ft_sensor_frame", "", "URDF frame of a simulated force/torque sensor ('' = none)"),
+    Param("wrench_topic", WRENCH_TOPIC, "geometry_msgs/WrenchStamped topic of the force/torque sensor"),
 )
 
 
@@ -103,6 +113,8 @@ class SimNode(Node):
         controller = p["controller_name"].strip("/")
         self.state_pub = self.create_publisher(
             JointState, p["joint_states_topic"], QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+        self.wrench_pub = None if sim.ft_sensor is None else self.create_publisher(
+            WrenchStamped, p["wrench_topic"], QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         # trajectories are checked (a fraction of a second) in their own callback group: the stepping goes on
         self.create_subscription(JointTrajectory, f"/{controller}/joint_trajectory", self._on_trajectory, 10,
                                  callback_group=MutuallyExclusiveCallbackGroup())
@@ -131,7 +143,7 @@ class SimNode(Node):
         section["timestep"] = 1.0 / p["rate_hz"]
         return Simulator.from_config(robot_urdf(p, self), section, seed=None if p["seed"] < 0 else p["seed"],
                                      noise=p["effort_noise"] if p["effort_noise"] >= 0 else None,
-                                     xacro_args=xacro_args(p))
+                                     xacro_args=xacro_args(p), ft_sensor_frame=p["ft_sensor_frame"] or None)
 
     def _start_pose(self, robot: object) -> object:
         start, initial = list(self.params["start_positions"]), list(self.params["initial_positions"])
@@ -162,6 +174,14 @@ class SimNode(Node):
         msg.velocity = sample.velocity.tolist()
         msg.effort = sample.effort.tolist()
         self.state_pub.publish(msg)
+        if self.wrench_pub is not None:
+            wrench = WrenchStamped()
+            wrench.header.stamp = msg.header.stamp
+            wrench.header.frame_id = self.sim.ft_sensor.name
+            w = self.sim.last_wrench
+            force, torque = wrench.wrench.force, wrench.wrench.torque
+            force.x, force.y, force.z, torque.x, torque.y, torque.z = (float(v) for v in w)
+            self.wrench_pub.publish(wrench)
 
     def _sim_time_of(self, stamp: object) -> float | None:
         """Simulation time of a header stamp; None for a zero stamp (start on receipt)."""

@@ -21,7 +21,14 @@ from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.errors import SimulationError
 from dynid_ros.robot.coupling import MotorCoupling, apply_coupling
 from dynid_ros.robot.model import load_model, nominal_parameters, rnea_derivatives
-from dynid_ros.sim.mujoco_model import EQUALITY_IMPEDANCE, FRICTION_IMPEDANCE, GRAVITY, mujoco_urdf
+from dynid_ros.sim.mujoco_model import (  # ForceTorqueSite: the sensor of simulate_coupled
+    EQUALITY_IMPEDANCE,
+    FRICTION_IMPEDANCE,
+    GRAVITY,
+    ForceTorqueSite,
+    add_force_torque_site,
+    mujoco_urdf,
+)
 
 ROTOR_INERTIA_FLOOR = 1e-9
 """Principal moments [kg m^2] of the rotor bodies themselves (MuJoCo needs a body inertia); the rotor
@@ -38,15 +45,6 @@ class MotorTruth:
     noise: float = 0.0
 
 
-@dataclass(frozen=True)
-class ForceTorqueSite:
-    """A 6-axis force/torque sensor on the body of ``link`` at ``position`` (its axes those of the link): it measures
-    the wrench the link's parent applies to the link and everything fixed to it, about the site, in its axes."""
-
-    link: str
-    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-
 def coupled_mujoco_model(urdf_text: str, coupling: MotorCoupling, truth: MotorTruth, timestep: float = 1e-3,
                          sensor: ForceTorqueSite | None = None) -> tuple[object, np.ndarray, np.ndarray]:
     """The MuJoCo model of the URDF driven by rotors through ``coupling`` (and the force/torque ``sensor``); returns
@@ -55,12 +53,7 @@ def coupled_mujoco_model(urdf_text: str, coupling: MotorCoupling, truth: MotorTr
 
     spec = mujoco.MjSpec.from_string(mujoco_urdf(urdf_text, driven=coupling.joints))
     if sensor is not None:
-        body = spec.body(sensor.link)
-        if body is None:
-            raise SimulationError(f"force/torque sensor: no body {sensor.link} in the MuJoCo model")
-        body.add_site(name="ft_site", pos=list(sensor.position))
-        for kind in (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE):
-            spec.add_sensor(type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="ft_site")
+        add_force_torque_site(spec, sensor)
     for i, motor in enumerate(coupling.motors):
         body = spec.worldbody.add_body(name=f"rotor_{motor}", mass=ROTOR_INERTIA_FLOOR,
                                        inertia=[ROTOR_INERTIA_FLOOR] * 3)

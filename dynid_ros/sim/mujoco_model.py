@@ -36,20 +36,72 @@ Choices:
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
+- **Force/torque sensor** (optional, :class:`ForceTorqueSite`): a site on a moving link with MuJoCo ``force`` and
+  ``torque`` sensors: the wrench the link's parent applies to the link and everything fixed to it, about the site,
+  in the site's axes (``sensordata[:6]``, evaluated by ``mj_step`` at the state before it integrates). A URDF frame
+  (e.g. a flange fixed to the last link) names the site: :func:`sensor_site` finds its moving link and placement
+  (MuJoCo fuses the links of fixed joints into their parent).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 
 from dynid_ros.errors import ModelError, SimulationError
 from dynid_ros.robot.mjcf_writer import FRICTION_IMPEDANCE
+from dynid_ros.robot.model import RobotModel
 from dynid_ros.robot.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
 
 GRAVITY = (0.0, 0.0, -9.81)
 
+
+
+@dataclass(frozen=True)
+class ForceTorqueSite:
+    """A 6-axis force/torque sensor on the body of ``link`` at ``position`` with the orientation ``quaternion``
+    (w, x, y, z) in the link's frame: it measures the wrench the link's parent applies to the link and everything
+    fixed to it, about the site, in its axes. ``name``: the frame_id its wrenches carry."""
+
+    link: str
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    quaternion: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+    name: str = "ft_sensor"
+
+
+def sensor_site(model: RobotModel, urdf_text: str, frame: str) -> ForceTorqueSite:
+    """The site of a force/torque sensor at the URDF frame ``frame`` (a link, e.g. a flange fixed to the last
+    link): on the moving link it is fixed to, at its placement there."""
+    pm = model.pin_model
+    if not pm.existFrame(frame):
+        raise SimulationError(f"force/torque sensor frame {frame!r} is not a frame of the robot")
+    f = pm.frames[pm.getFrameId(frame)]
+    if f.parentJoint == 0:
+        raise SimulationError(f"force/torque sensor frame {frame!r} does not move (it is fixed to the base)")
+    joint = pm.names[f.parentJoint]
+    root = parse_urdf(urdf_text, "the truth URDF")
+    element = next((j for j in root.findall("joint") if j.get("name") == joint), None)
+    if element is None or element.find("child") is None:
+        raise SimulationError(f"force/torque sensor frame {frame!r}: no URDF joint {joint!r}")
+    quaternion = pin.Quaternion(f.placement.rotation)
+    return ForceTorqueSite(element.find("child").get("link"), tuple(float(v) for v in f.placement.translation),
+                           (quaternion.w, quaternion.x, quaternion.y, quaternion.z), frame)
+
+
+def add_force_torque_site(spec: object, sensor: ForceTorqueSite) -> None:
+    """Add the sensor's site and its ``force`` and ``torque`` sensors (the first six values of ``sensordata``) to
+    a ``mujoco.MjSpec``."""
+    import mujoco  # heavy optional dependency (sim extra)
+
+    body = spec.body(sensor.link)
+    if body is None:
+        raise SimulationError(f"force/torque sensor: no body {sensor.link} in the MuJoCo model")
+    body.add_site(name="ft_site", pos=list(sensor.position), quat=list(sensor.quaternion))
+    for kind in (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE):
+        spec.add_sensor(type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="ft_site")
 
 
 EQUALITY_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)
@@ -71,20 +123,26 @@ def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None, drive
 
 
 def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndarray, armature: np.ndarray,
-                       timestep: float = 1e-3, locked: Mapping[str, float] | None = None
-                       ) -> tuple[object, np.ndarray, np.ndarray]:
+                       timestep: float = 1e-3, locked: Mapping[str, float] | None = None,
+                       sensor: ForceTorqueSite | None = None) -> tuple[object, np.ndarray, np.ndarray]:
     """Compile ``urdf_text`` into a MuJoCo model for the simulator.
 
     ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint; ``locked``: ``{joint: position}`` of the
-    joints that are not driven (fixed there). Returns ``(mj_model, qpos_index, dof_index)``: the model and,
-    for each of ``joints`` in order, its address in ``qpos`` and ``qvel``.
+    joints that are not driven (fixed there); ``sensor``: a force/torque site (module docstring). Returns
+    ``(mj_model, qpos_index, dof_index)``: the model and, for each of ``joints`` in order, its address in ``qpos``
+    and ``qvel``.
     """
     import mujoco
 
     if not timestep > 0:
         raise SimulationError(f"timestep must be > 0, got {timestep}")
     try:
-        model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, locked, joints))
+        if sensor is None:
+            model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, locked, joints))
+        else:
+            spec = mujoco.MjSpec.from_string(mujoco_urdf(urdf_text, locked, joints))
+            add_force_torque_site(spec, sensor)
+            model = spec.compile()
     except ValueError as err:
         raise SimulationError(f"MuJoCo cannot load the truth URDF: {str(err).strip().splitlines()[-1]}") from err
     names = [model.joint(i).name for i in range(model.njnt)]

@@ -30,7 +30,7 @@ from dynid_ros.errors import SimulationError
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.sim.controller import Gains, TrackingController
 from dynid_ros.sim.ground_truth import GroundTruth
-from dynid_ros.sim.mujoco_model import build_mujoco_model
+from dynid_ros.sim.mujoco_model import build_mujoco_model, sensor_site
 
 DIVERGENCE_LIMIT = 1e3
 """A joint velocity above this [rad/s] means the simulation diverged."""
@@ -58,6 +58,9 @@ class Simulator:
         joints: the driven joints (e.g. those of the trajectory); the others are locked at neutral with a
             warning. Default: the robot's movable joints but mimic and end-effector (gripper) joints.
         xacro_args: ``name:=value`` arguments of a ``.urdf.xacro``.
+        ft_sensor_frame: a URDF frame on a moving link (e.g. the flange) where a 6-axis force/torque sensor
+            measures the wrench on everything beyond it (:mod:`dynid_ros.sim.mujoco_model`); each step's wrench
+            ``[fx, fy, fz, tx, ty, tz]`` (noise-free, in the frame's axes) is in ``last_wrench``.
 
     Attributes:
         model: the nominal :class:`~dynid_ros.robot.model.RobotModel` of the driven joints.
@@ -67,7 +70,7 @@ class Simulator:
 
     def __init__(self, urdf_path: str | Path, truth: GroundTruth | None = None, timestep: float = 1e-3,
                  seed: int = 0, gains: Gains | None = None, joints: Sequence[str] | None = None,
-                 xacro_args: Sequence[str] | None = None) -> None:
+                 xacro_args: Sequence[str] | None = None, ft_sensor_frame: str | None = None) -> None:
         import mujoco
 
         self.model: RobotModel = load_model(urdf=urdf_path, joints=list(joints) if joints else None,
@@ -79,9 +82,10 @@ class Simulator:
         self._fs, self._scale = values["fs"], values["scale"]
         self._vs = float(self.truth.stribeck_velocity)
         self.truth_urdf = self.truth.urdf_text(self.model)
+        self.ft_sensor = sensor_site(self.model, self.truth_urdf, ft_sensor_frame) if ft_sensor_frame else None
         self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fs,
                                                                   self._armature, timestep,
-                                                                  self.model.locked_positions)
+                                                                  self.model.locked_positions, self.ft_sensor)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
         bodies = [self._mj_model.joint(name).id for name in self.model.pin_model.names[1:]]
@@ -94,16 +98,17 @@ class Simulator:
         self.last_acceleration = np.zeros(self.model.n_dof)
         self.last_torque = np.zeros(self.model.n_dof)
         self.last_friction = np.zeros(self.model.n_dof)
+        self.last_wrench = np.zeros(6)
         self.saturated_steps = 0
         self.reset(np.zeros(self.model.n_dof))
 
     @classmethod
     def from_config(cls, urdf_path: str | Path, section: dict | None, seed: int | None = None,
                     noise: float | None = None, joints: Sequence[str] | None = None,
-                    xacro_args: Sequence[str] | None = None) -> Simulator:
+                    xacro_args: Sequence[str] | None = None, ft_sensor_frame: str | None = None) -> Simulator:
         """A simulator from the ``simulation:`` section of a robot config (``timestep``, ``seed``,
-        ``truth``, ``controller``); ``seed`` and ``noise`` (sensor noise std) override it; ``joints``
-        and ``xacro_args`` as in the constructor."""
+        ``truth``, ``controller``); ``seed`` and ``noise`` (sensor noise std) override it; ``joints``,
+        ``xacro_args`` and ``ft_sensor_frame`` as in the constructor."""
         from dataclasses import replace
 
         section = dict(section or {})
@@ -116,7 +121,7 @@ class Simulator:
             raise SimulationError(f"simulation.timestep must be a number, got {section.get('timestep')!r}") from err
         gains = Gains.from_config(section.get("controller"))
         return cls(urdf_path, truth=truth, timestep=timestep, seed=truth.seed, gains=gains, joints=joints,
-                   xacro_args=xacro_args)
+                   xacro_args=xacro_args, ft_sensor_frame=ft_sensor_frame)
 
     @property
     def joints(self) -> tuple[str, ...]:
@@ -200,6 +205,8 @@ class Simulator:
         self.last_acceleration = acceleration
         self.last_torque = clipped
         self.last_friction = self._friction_torque()
+        if self.ft_sensor is not None:  # the sensors of the state at t (mj_step evaluates them before integrating)
+            self.last_wrench = data.sensordata[:6].copy()
         effort = self._scale * clipped + self._bias + self._noise * self._rng.standard_normal(len(clipped))
         return JointSample(t, q, dq, effort)
 
@@ -236,7 +243,8 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
     ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
     ``friction`` (MuJoCo's friction-loss torque applied), ``static_friction`` ((N, n) bool: the friction
     was static, not ``-fc sign(q')``), ``sticking`` (the fraction of such samples per joint),
-    ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``.
+    ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``; with a force/torque sensor
+    ``wrench`` ((N, 6), noise-free, in the sensor frame ``sim.ft_sensor.name``).
     """
     from tqdm import tqdm
 
@@ -263,6 +271,7 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
     acceleration = np.empty((n_samples, n))
     torque = np.empty((n_samples, n))
     friction = np.empty((n_samples, n))
+    wrench = np.zeros((n_samples, 6))
     sim.reset(q_ref[0], dq_ref[0])
     chunk = 1000
     with tqdm(total=n_samples, desc="simulate", unit="step", unit_scale=True, disable=not progress,
@@ -271,6 +280,7 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
             sample = sim.step(q_ref[k], dq_ref[k], ddq_ref[k])
             position[k], velocity[k], effort[k] = sample.position, sample.velocity, sample.effort
             acceleration[k], torque[k], friction[k] = sim.last_acceleration, sim.last_torque, sim.last_friction
+            wrench[k] = sim.last_wrench
             if k % chunk == chunk - 1:
                 bar.update(chunk)
         bar.update(n_samples - bar.n)
@@ -281,5 +291,7 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
             "sticking": static.mean(axis=0),
             "tracking_rms": tracking,
             "saturated_steps": sim.saturated_steps, "timestep": sim.timestep, "seed": sim.seed}
+    if sim.ft_sensor is not None:
+        info["wrench"] = wrench
     return JointStateSeries(list(sim.joints), t.copy(), position, velocity, effort, info)
 
