@@ -23,6 +23,7 @@ from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
 from dynid_ros.estimation.estimators import closest_standard, relative_std
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
+from dynid_ros.estimation.model_error import JointInflation, joint_inflation
 from dynid_ros.estimation.penalty_retrieval import pbpr
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import flange_load, split_extra_body, with_extra_body
@@ -104,11 +105,15 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
         fixed = {m.index: m.value for m in missing}
-        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept)
+        weighting = _data_weighting(options, w_b, tau, data, layout.n_dof, fixed, kept)
+        if weighting is not None:
+            warnings += weighting[1].reduced(model.joints)
+        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
         load_params, load_report = (None, None) if load is None else \
             split_extra_body(estimate.delta, estimate.delta_std, link_prior, layout, load)
         if load is not None and load_report is None:  # the data show no load: the links keep their own prior
-            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached, fixed, kept)
+            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached, fixed, kept,
+                                 weighting)
     if estimate.status != "optimal":
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
@@ -214,17 +219,34 @@ class _Estimate:
     capped_data_weight: float | None = None
 
 
+def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
+                    n_dof: int, fixed: dict[int, float], rows: np.ndarray
+                    ) -> tuple[np.ndarray, JointInflation] | None:
+    """FBPE's row weights (WLS, per joint) and the per-joint variance inflation of the WLS residual
+    (:mod:`dynid_ros.estimation.model_error`: model error counts as few samples); None for other methods."""
+    if options.method != "fbpe":
+        return None
+    fit = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows)
+    residual = (tau - w_b @ fit.beta).reshape(-1, n_dof)
+    return fit.weights, joint_inflation(residual, data.q, data.dq, rows.reshape(-1, n_dof))
+
+
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
               layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
-              fixed: dict[int, float], rows: np.ndarray | None = None) -> _Estimate:
+              fixed: dict[int, float], rows: np.ndarray | None = None,
+              weighting: tuple[np.ndarray, JointInflation] | None = None) -> _Estimate:
     """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
-    estimate returned."""
+    estimate returned. ``weighting``: FBPE's row weights and per-joint inflation (:func:`_data_weighting`)."""
     n_dof = layout.n_dof
     if options.method == "fbpe":
-        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights
+        if weighting is None:
+            weights, factors = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights, None
+        else:
+            weights, factors = weighting[0], weighting[1].factor
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                               weights=weights, solver=options.solver, attached=attached, fixed=fixed,
-                              prior=prior if options.prior == "nominal" else None, rows=rows)
+                              prior=prior if options.prior == "nominal" else None, rows=rows,
+                              joint_inflation=factors)
         return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
                          fit.capped_data_weight)
     fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)
