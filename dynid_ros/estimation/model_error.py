@@ -47,7 +47,16 @@ class JointInflation:
     sweeps: np.ndarray
     explained_by: list[str | None]
 
-    def reduced(self, joints: list[str] | tuple[str, ...], at_least: float = 10.0) -> list[str]:
+    def merged(self, other: JointInflation) -> JointInflation:
+        """Per joint, ``other``'s values where its residual (another fit of the same data) shows significant
+        structure with a larger inflation, else ``self``'s."""
+        pick = [other if other.explained_by[j] is not None and other.factor[j] > self.factor[j] else self
+                for j in range(self.factor.size)]
+        return JointInflation(*(np.array([getattr(p, k)[j] for j, p in enumerate(pick)])
+                                for k in ("factor", "tau", "share", "sweeps")),
+                              [p.explained_by[j] for j, p in enumerate(pick)])
+
+    def reduced(self, joints: list[str] | tuple[str, ...], at_least: float = 2.0) -> list[str]:
         """Console lines for the joints whose data weight the structure reduced ``at_least`` times."""
         out = []
         for j, joint in enumerate(joints):
@@ -68,11 +77,14 @@ def sweeps(signal: np.ndarray) -> float:
     return max(float(np.sum(np.abs(np.diff(x)))) / span, 1.0)
 
 
-def joint_inflation(residual: np.ndarray, q: np.ndarray, dq: np.ndarray, present: np.ndarray | None = None
-                    ) -> JointInflation:
+def joint_inflation(residual: np.ndarray, q: np.ndarray, dq: np.ndarray, present: np.ndarray | None = None,
+                    raw_residual: np.ndarray | None = None) -> JointInflation:
     """The per-joint variance inflation of a (samples, n_dof) residual (module docstring). ``present``: the
-    (samples, n_dof) mask of the entries in the fit (the others are no observations)."""
+    (samples, n_dof) mask of the entries in the fit (the others are no observations). ``raw_residual``: the same
+    fit's residual against the unfiltered torque, where the structured share is measured (as in the report's
+    flag, :func:`dynid_ros.estimation.residual_structure.joint_diagnostics`); None: ``residual``."""
     e = np.asarray(residual, dtype=float)
+    raw = e if raw_residual is None else np.asarray(raw_residual, dtype=float)
     n_dof = e.shape[1]
     mask = np.ones(e.shape, dtype=bool) if present is None else np.asarray(present, dtype=bool).reshape(e.shape)
     factor, tau, share, passes = (np.ones(n_dof) for _ in range(4))
@@ -85,9 +97,10 @@ def joint_inflation(residual: np.ndarray, q: np.ndarray, dq: np.ndarray, present
             continue
         tau[j] = integrated_autocorrelation_time(e[:, j], None if rows.all() else rows)
         signals = {"position": np.asarray(q)[rows, j], "velocity": np.asarray(dq)[rows, j]}
-        shares = {k: explained_share(e[rows, j], v) for k, v in signals.items()}
+        shares = {k: explained_share(raw[rows, j], v) for k, v in signals.items()}
         name = max(shares, key=shares.get)
-        if share_p_value(shares[name], count / tau[j]) < SIGNIFICANCE:
+        n_raw = count / integrated_autocorrelation_time(raw[:, j], None if rows.all() else rows)
+        if share_p_value(shares[name], n_raw) < SIGNIFICANCE:
             share[j], by[j] = shares[name], name
             passes[j] = sweeps(signals[name])
         structured = max(count / passes[j], tau[j])

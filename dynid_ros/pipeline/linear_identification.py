@@ -106,9 +106,13 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     with timer.stage("estimate"):
         fixed = {m.index: m.value for m in missing}
         weighting = _data_weighting(options, w_b, tau, data, layout.n_dof, fixed, kept)
+        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
+        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept)
+        if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
+            weighting = refined
+            estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
         if weighting is not None:
             warnings += weighting[1].reduced(model.joints)
-        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
         load_params, load_report = (None, None) if load is None else \
             split_extra_body(estimate.delta, estimate.delta_std, link_prior, layout, load)
         if load is not None and load_report is None:  # the data show no load: the links keep their own prior
@@ -227,8 +231,32 @@ def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.nda
     if options.method != "fbpe":
         return None
     fit = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows)
-    residual = (tau - w_b @ fit.beta).reshape(-1, n_dof)
-    return fit.weights, joint_inflation(residual, data.q, data.dq, rows.reshape(-1, n_dof))
+    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows)
+
+
+def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray
+               ) -> JointInflation:
+    """The per-joint inflation of the residual of ``beta``: its structure measured against the unfiltered torque."""
+    n_dof = data.q.shape[1]
+    predicted = w_b @ beta
+    return joint_inflation((tau - predicted).reshape(-1, n_dof), data.q, data.dq, rows.reshape(-1, n_dof),
+                           data.tau_raw - predicted.reshape(-1, n_dof))
+
+
+def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b: np.ndarray, tau: np.ndarray,
+                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray
+                       ) -> tuple[np.ndarray, JointInflation] | None:
+    """The weighting with the structure of the estimate's own residual: an unconstrained fit bends its parameters
+    to absorb a torque the model lacks (a spring looks like gravity), so its residual hides it; the MAP residual,
+    held near the prior, shows it. A joint takes the estimate residual's inflation where that shows significant
+    structure and a larger inflation (:meth:`JointInflation.merged`). None when no joint does (nothing to change)."""
+    if weighting is None:
+        return None
+    second = _inflation(w_b, tau, beta, data, rows)
+    merged = weighting[1].merged(second)
+    if np.array_equal(merged.factor, weighting[1].factor):
+        return None
+    return weighting[0], merged
 
 
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
