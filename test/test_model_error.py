@@ -72,3 +72,18 @@ def test_fbpe_per_joint_inflation_equal_to_the_scalar_gives_the_same_estimate():
     deflated = estimators.fbpe(w_b, tau, base.K, layout, prior=truth, joint_inflation=factors)
     fv1 = layout.joint_index(0, "fv")  # only joint 1 sees its viscous friction: wider posterior
     assert deflated.delta_std[fv1] > 5 * scalar.delta_std[fv1]
+
+
+def test_a_coupled_joint_counts_its_coupled_share_as_structure():
+    """A residual of joint a that is joint b's friction and rotor torque (and b's that is a's: a coupled wrist read in
+    joint coordinates) is structure with b's sweeps; without the accelerations the coupling is not considered."""
+    rng = np.random.default_rng(2)
+    q, dq = _motion(4000, 5)
+    ddq = np.gradient(dq, axis=0) * 4000 / (5 * 2 * np.pi)
+    noise = 0.2 * rng.standard_normal((4000, 2))
+    residual = np.column_stack([0.5 * np.sign(dq[:, 1]) + 0.3 * ddq[:, 1], 0.5 * np.sign(dq[:, 0]) + 0.3 * ddq[:, 0]])
+    found = joint_inflation(residual + noise, q, dq, ddq=ddq, names=["a", "b"])
+    assert found.explained_by == ["coupling with b", "coupling with a"], found
+    assert np.all(found.share > 0.5) and np.all(found.factor > 2 * found.tau)
+    assert [line.split(":")[0] for line in found.reduced(["a", "b"])] == ["joint a", "joint b"]
+    assert "coupling" not in str(joint_inflation(residual + noise, q, dq).explained_by)

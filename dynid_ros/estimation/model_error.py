@@ -19,6 +19,12 @@ noise times (Kish's effective-sample-size argument applied to the two parts)::
 
     inflation_j = (1 - s_j) tau_j + s_j max(N_j / n_j, tau_j)
 
+More generally, a joint's residual may be a function of another joint's motion: a coupled wrist read in joint
+coordinates leaves the friction and rotor inertia of the other motor in it (Wang et al. 2019 section II-B). When the
+coupling diagnostic (:mod:`dynid_ros.estimation.coupling_diagnostic`) reports joints ``j`` and ``k`` as coupled, the
+share of ``j``'s residual that ``k``'s motion explains is structure too, with the sweeps of ``k``'s velocity; the
+joint's structured share is the largest of its position, velocity and coupled shares.
+
 A share that is not significant (F test with ``N_j / tau_j`` samples, :func:`residual_structure.share_p_value`)
 is noise and counts as such (``s_j = 0``). A joint whose residual is mostly structure thus counts as a few
 independent samples, its data weight drops, and the link parameters it poorly supports stay near the prior;
@@ -32,8 +38,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynid_ros.estimation.coupling_diagnostic import COUPLED_SHARE, shares
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
-from dynid_ros.estimation.residual_structure import SIGNIFICANCE, explained_share, share_p_value
+from dynid_ros.estimation.residual_structure import (
+    SIGNIFICANCE,
+    STRUCTURED_SHARE,
+    explained_share,
+    share_p_value,
+)
 
 
 @dataclass
@@ -57,14 +69,18 @@ class JointInflation:
                               [p.explained_by[j] for j, p in enumerate(pick)])
 
     def reduced(self, joints: list[str] | tuple[str, ...], at_least: float = 2.0) -> list[str]:
-        """Console lines for the joints whose data weight the structure reduced ``at_least`` times."""
+        """Console lines for the joints whose residual is mostly structure (the report's flag,
+        :data:`~dynid_ros.estimation.residual_structure.STRUCTURED_SHARE`) and whose data weight it reduced
+        ``at_least`` times."""
         out = []
         for j, joint in enumerate(joints):
             ratio = self.factor[j] / max(self.tau[j], 1.0)
-            if self.explained_by[j] is not None and ratio >= at_least:
-                out.append(f"joint {joint}: {100 * self.share[j]:.0f} % of its residual is a function of its "
-                           f"{self.explained_by[j]} (a torque the model lacks): its data count {ratio:.0f}x less, "
-                           "so what only it supports stays near the prior")
+            if self.explained_by[j] is not None and self.share[j] >= STRUCTURED_SHARE and ratio >= at_least:
+                what = self.explained_by[j]
+                what = what if what.startswith("coupling") else f"a function of its {what}"
+                out.append(f"joint {joint}: {100 * self.share[j]:.0f} % of its residual is {what} (a torque the "
+                           f"model lacks): its data count {ratio:.0f}x less, so what only it supports stays near "
+                           "the prior")
         return out
 
 
@@ -78,15 +94,19 @@ def sweeps(signal: np.ndarray) -> float:
 
 
 def joint_inflation(residual: np.ndarray, q: np.ndarray, dq: np.ndarray, present: np.ndarray | None = None,
-                    raw_residual: np.ndarray | None = None) -> JointInflation:
+                    raw_residual: np.ndarray | None = None, ddq: np.ndarray | None = None,
+                    names: list[str] | tuple[str, ...] | None = None) -> JointInflation:
     """The per-joint variance inflation of a (samples, n_dof) residual (module docstring). ``present``: the
     (samples, n_dof) mask of the entries in the fit (the others are no observations). ``raw_residual``: the same
     fit's residual against the unfiltered torque, where the structured share is measured (as in the report's
-    flag, :func:`dynid_ros.estimation.residual_structure.joint_diagnostics`); None: ``residual``."""
+    flag, :func:`dynid_ros.estimation.residual_structure.joint_diagnostics`); None: ``residual``. ``ddq``: the
+    accelerations, to count a coupling with another joint (None: not considered); ``names``: the joints' names."""
     e = np.asarray(residual, dtype=float)
     raw = e if raw_residual is None else np.asarray(raw_residual, dtype=float)
     n_dof = e.shape[1]
+    names = list(names) if names is not None else [f"joint {j + 1}" for j in range(n_dof)]
     mask = np.ones(e.shape, dtype=bool) if present is None else np.asarray(present, dtype=bool).reshape(e.shape)
+    coupled = _coupled_shares(raw, dq, ddq, mask)
     factor, tau, share, passes = (np.ones(n_dof) for _ in range(4))
     share[:] = 0.0
     by: list[str | None] = [None] * n_dof
@@ -97,12 +117,27 @@ def joint_inflation(residual: np.ndarray, q: np.ndarray, dq: np.ndarray, present
             continue
         tau[j] = integrated_autocorrelation_time(e[:, j], None if rows.all() else rows)
         signals = {"position": np.asarray(q)[rows, j], "velocity": np.asarray(dq)[rows, j]}
-        shares = {k: explained_share(raw[rows, j], v) for k, v in signals.items()}
-        name = max(shares, key=shares.get)
+        found = {k: (explained_share(raw[rows, j], v), v) for k, v in signals.items()}
+        partner = int(np.argmax(coupled[j]))
+        if coupled[j, partner] > 0:
+            found[f"coupling with {names[partner]}"] = (float(coupled[j, partner]), np.asarray(dq)[rows, partner])
+        name = max(found, key=lambda k: found[k][0])
         n_raw = count / integrated_autocorrelation_time(raw[:, j], None if rows.all() else rows)
-        if share_p_value(shares[name], n_raw) < SIGNIFICANCE:
-            share[j], by[j] = shares[name], name
-            passes[j] = sweeps(signals[name])
+        if share_p_value(found[name][0], n_raw) < SIGNIFICANCE:
+            share[j], by[j] = found[name][0], name
+            passes[j] = sweeps(found[name][1])
         structured = max(count / passes[j], tau[j])
         factor[j] = (1.0 - share[j]) * tau[j] + share[j] * structured
     return JointInflation(factor, tau, share, passes, by)
+
+
+def _coupled_shares(raw: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
+    """(n, n) shares of joint j's residual explained by joint k's motion, for the pairs the coupling diagnostic
+    reports (both shares at least ``COUPLED_SHARE``), else 0; over the samples where every joint is observed."""
+    n_dof = raw.shape[1]
+    rows = mask.all(axis=1)
+    if ddq is None or rows.sum() < 8 * n_dof:
+        return np.zeros((n_dof, n_dof))
+    share = shares(raw[rows], np.asarray(dq)[rows], np.asarray(ddq)[rows])
+    both = np.minimum(share, share.T) >= COUPLED_SHARE
+    return np.where(both, share, 0.0)

@@ -105,9 +105,9 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
         fixed = {m.index: m.value for m in missing}
-        weighting = _data_weighting(options, w_b, tau, data, layout.n_dof, fixed, kept)
+        weighting = _data_weighting(options, w_b, tau, data, model.joints, fixed, kept)
         estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
-        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept)
+        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept, model.joints)
         if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
             weighting = refined
             estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
@@ -224,27 +224,27 @@ class _Estimate:
 
 
 def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
-                    n_dof: int, fixed: dict[int, float], rows: np.ndarray
+                    joints: tuple[str, ...], fixed: dict[int, float], rows: np.ndarray
                     ) -> tuple[np.ndarray, JointInflation] | None:
     """FBPE's row weights (WLS, per joint) and the per-joint variance inflation of the WLS residual
     (:mod:`dynid_ros.estimation.model_error`: model error counts as few samples); None for other methods."""
     if options.method != "fbpe":
         return None
-    fit = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows)
-    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows)
+    fit = estimators.wls(w_b, tau, len(joints), fixed=fixed, rows=rows)
+    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints)
 
 
-def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray
-               ) -> JointInflation:
+def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray,
+               joints: tuple[str, ...]) -> JointInflation:
     """The per-joint inflation of the residual of ``beta``: its structure measured against the unfiltered torque."""
     n_dof = data.q.shape[1]
     predicted = w_b @ beta
     return joint_inflation((tau - predicted).reshape(-1, n_dof), data.q, data.dq, rows.reshape(-1, n_dof),
-                           data.tau_raw - predicted.reshape(-1, n_dof))
+                           data.tau_raw - predicted.reshape(-1, n_dof), data.ddq, joints)
 
 
 def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b: np.ndarray, tau: np.ndarray,
-                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray
+                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray, joints: tuple[str, ...]
                        ) -> tuple[np.ndarray, JointInflation] | None:
     """The weighting with the structure of the estimate's own residual: an unconstrained fit bends its parameters
     to absorb a torque the model lacks (a spring looks like gravity), so its residual hides it; the MAP residual,
@@ -252,7 +252,7 @@ def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b:
     structure and a larger inflation (:meth:`JointInflation.merged`). None when no joint does (nothing to change)."""
     if weighting is None:
         return None
-    second = _inflation(w_b, tau, beta, data, rows)
+    second = _inflation(w_b, tau, beta, data, rows, joints)
     merged = weighting[1].merged(second)
     if np.array_equal(merged.factor, weighting[1].factor):
         return None
