@@ -43,6 +43,10 @@ def apply_effort_scale(series: JointStateSeries, scale: list[float] | tuple[floa
                             dict(series.info))
 
 
+CUTOFF_AUTO = "auto"
+"""The ``cutoff_hz`` that asks the identification to choose the cutoff from the data."""
+
+
 @dataclass(init=False)
 class ProcessingOptions:
     """How joint states become regression data. Every field has a default; unknown keys raise ConfigError.
@@ -57,7 +61,9 @@ class ProcessingOptions:
 
     Attributes:
         rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.
-        cutoff_hz: Butterworth cutoff for q and q' [Hz].
+        cutoff_hz: Butterworth cutoff for q and q' [Hz], or ``"auto"`` (:data:`CUTOFF_AUTO`): chosen by the
+            identification from the excitation's bandwidth and time-blocked cross-validation
+            (:mod:`dynid_ros.pipeline.cutoff_selection`), which stores the number it chose.
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered) or "differentiate" (the
             derivative of the filtered position).
@@ -107,6 +113,8 @@ class ProcessingOptions:
         for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed", "gap_s"):
             value = getattr(self, name)
             if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
+                continue
+            if name == "cutoff_hz" and value == CUTOFF_AUTO:
                 continue
             try:
                 number = float(value)
@@ -200,6 +208,8 @@ def process(series: JointStateSeries, options: ProcessingOptions | None = None) 
     the data into segments, each resampled, filtered, differentiated and trimmed on its own, never interpolated
     across; a segment too short to filter is left out. ``ProcessedData.segments`` reports them all."""
     options = options or ProcessingOptions()
+    if options.cutoff_hz == CUTOFF_AUTO:
+        raise ConfigError("processing cutoff_hz 'auto' is chosen by the identification; here give a number [Hz]")
     if series.effort is None:
         raise DataError("the joint states have no effort (torque)")
     if options.velocity_source == "measured" and series.velocity is None:

@@ -12,7 +12,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dynid_ros.data.joint_states import JointStateSeries, complete_fields
-from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, apply_effort_scale, process
+from dynid_ros.data.signal_processing import (
+    CUTOFF_AUTO,
+    ProcessedData,
+    ProcessingOptions,
+    apply_effort_scale,
+    process,
+)
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
 from dynid_ros.dynamics.bounds import Bounds
@@ -27,6 +33,7 @@ from dynid_ros.estimation.model_error import JointInflation, joint_inflation
 from dynid_ros.estimation.penalty_retrieval import pbpr
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import flange_load, split_extra_body, with_extra_body
+from dynid_ros.pipeline.cutoff_selection import choose_cutoff
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.options import IdentificationOptions
@@ -77,16 +84,21 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
     warnings = list(warnings or [])
     layout = model.layout_for(options.friction, options.armature)
-    with timer.stage("process"):
-        series = prepare_series(series, model, options)
-        processing = ProcessingOptions(**options.processing)
-        data = process(series, processing)
-        warnings += segment_warnings(data.segments)
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)
     elif tuple(base.layout.symbols) != tuple(layout.symbols):
         raise ConfigError("identify: the given base parameters are of another parameter layout")
+    choice = None
+    with timer.stage("process"):
+        series = prepare_series(series, model, options)
+        processing = ProcessingOptions(**options.processing)
+        if processing.cutoff_hz == CUTOFF_AUTO:
+            processing, choice = choose_cutoff(series, processing, model, base)
+            warnings.append(f"filter cutoff {choice.cutoff_hz:.3g} Hz chosen by time-blocked cross-validation "
+                            f"(motion bandwidth {choice.bandwidth_hz:.3g} Hz; decimation {processing.decimate_hz} Hz)")
+        data = process(series, processing)
+        warnings += segment_warnings(data.segments)
     with timer.stage("regressor"):
         w = regressor(model, layout, data.q, data.dq, data.ddq)
         w_b = base.project(w)
@@ -137,7 +149,8 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
                                   relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
                                   err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
-                                  {**asdict(processing), "segments": data.segments},
+                                  {**asdict(processing), "segments": data.segments,
+                                   **({} if choice is None else {"cutoff_choice": choice.to_dict()})},
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
     result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
