@@ -155,6 +155,7 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
     result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
+    result.data_weight = None if weighting is None else weighting[1].to_dict(model.joints)
     return result
 
 
