@@ -13,8 +13,8 @@ with no flags: no bounds, no config) on a simulated excitation run, and validate
 - ``nominal_off``: the nominal URDF is off by exactly ±30 % in every link mass and 3 cm in every CoM;
 - ``unmodelled_tool`` (issue 19, case e): a 1 kg tool 5 cm along the last link's z axis that the nominal URDF lacks;
   it must be reported as a load (``unmodelled_load``, mass within ±20 %), not absorbed into the links;
-- ``joint_spring`` (case f): a spring on a middle joint of 10 % of its gravity torque's span over the excitation
-  (rest at the middle of the joint's motion); the joint's residual must be flagged as structured;
+- ``joint_spring`` (case f): a spring on a forearm joint (:func:`loaded_joint`) of 10 % of its gravity torque's
+  span over the excitation (rest at the middle of the joint's motion); the joint's residual must be flagged;
 - ``small_arm`` and ``large_arm`` (case g): the robot scaled (:mod:`dynid_ros.sim.scaled_robot`) to a 0.6 kg and a
   30 kg arm with the errors of ``nominal_off`` relative to its size (±30 % mass, CoM off by 3 cm times the length
   scale); its joint friction, armature, sensor noise and bias scaled with its torques.
@@ -75,6 +75,9 @@ TOOL_COM = (0.0, 0.0, 0.05)
 SPRING_SHARE = 0.1
 """Stiffness of the spring of ``joint_spring``: this share of the joint's gravity-torque span over its motion span."""
 
+LOADED_SHARE = 0.25
+"""The spring's joint carries at least this share of the largest gravity torque span (:func:`loaded_joint`)."""
+
 ARM_MASSES = {"small_arm": 0.6, "large_arm": 30.0}
 """Total moved mass [kg] of the scaled arms."""
 
@@ -112,6 +115,7 @@ def case_setup(name: str, robot: str = "panda", seed: int = 0, workdir: Path | N
     config = load_config(robot_file(robot, "config"))
     truth = GroundTruth.from_config(dict((config.get("simulation") or {}).get("truth") or {}), seed=seed)
     urdf: Path | None = None
+    spring_joint: int | None = None
     excitation = load_trajectory(shipped_trajectory(robot, "identification"))
     validation = load_trajectory(shipped_trajectory(robot, "validation"))
     n = len(excitation.trajectory.joints)
@@ -148,9 +152,9 @@ def case_setup(name: str, robot: str = "panda", seed: int = 0, workdir: Path | N
         return f"a {TOOL_MASS:g} kg tool {100 * np.linalg.norm(TOOL_COM):g} cm from the last link, not in the URDF"
 
     def spring() -> str:
-        nonlocal truth
-        joint = n // 2
+        nonlocal truth, spring_joint
         model = load_model(urdf=robot_file(robot, "urdf"))
+        joint = spring_joint = loaded_joint(model, excitation)
         stiffness, rest = spring_of(model, excitation, joint, SPRING_SHARE)
         k, q0 = np.zeros(n), np.zeros(n)
         k[joint], q0[joint] = stiffness, rest
@@ -175,20 +179,32 @@ def case_setup(name: str, robot: str = "panda", seed: int = 0, workdir: Path | N
                     nominal_off=nominal_off, unmodelled_tool=tool, joint_spring=spring, small_arm=scaled,
                     large_arm=scaled)
     description = builders[name]()
-    return CaseSetup(truth, excitation, validation, gain, description, urdf, name == "unmodelled_tool",
-                     n // 2 if name == "joint_spring" else None)
+    return CaseSetup(truth, excitation, validation, gain, description, urdf, name == "unmodelled_tool", spring_joint)
+
+
+def gravity_spans(model: RobotModel, excitation: object) -> tuple[np.ndarray, np.ndarray]:
+    """``(gravity torque span, position span)`` of every joint over one period of ``excitation`` (nominal model)."""
+    trajectory = excitation.trajectory
+    q = trajectory.evaluate(np.linspace(0.0, trajectory.period, 400, endpoint=False))[0]
+    layout = model.layout_for((), armature=False)
+    gravity = torques(model, layout, nominal_parameters(model, layout), q, 0 * q, 0 * q)
+    return np.ptp(gravity, axis=0), np.ptp(q, axis=0)
+
+
+def loaded_joint(model: RobotModel, excitation: object) -> int:
+    """The outermost joint whose gravity torque spans at least :data:`LOADED_SHARE` of the largest span over the
+    excitation: a forearm joint that carries a real load (Panda joint 4, UR5e elbow)."""
+    spans = gravity_spans(model, excitation)[0]
+    return int(np.flatnonzero(spans >= LOADED_SHARE * spans.max())[-1])
 
 
 def spring_of(model: RobotModel, excitation: object, joint: int, share: float) -> tuple[float, float]:
     """``(stiffness, rest)`` of a spring on ``joint`` of ``share`` of its gravity torque's span over one period of
     ``excitation`` (per unit of the joint's position span), at rest in the middle of the joint's motion."""
     trajectory = excitation.trajectory
-    t = np.linspace(0.0, trajectory.period, 400, endpoint=False)
-    q = trajectory.evaluate(t)[0]
-    layout = model.layout_for((), armature=False)
-    gravity = torques(model, layout, nominal_parameters(model, layout), q, 0 * q, 0 * q)[:, joint]
-    span = float(np.ptp(q[:, joint]))
-    return share * float(np.ptp(gravity)) / max(span, 1e-9), float(q[:, joint].min() + 0.5 * span)
+    q = trajectory.evaluate(np.linspace(0.0, trajectory.period, 400, endpoint=False))[0][:, joint]
+    gravity_span, position_span = (float(v[joint]) for v in gravity_spans(model, excitation))
+    return share * gravity_span / max(position_span, 1e-9), float(q.min() + 0.5 * position_span)
 
 
 def scale_factors(model: RobotModel, arm_mass: float) -> tuple[float, float]:
