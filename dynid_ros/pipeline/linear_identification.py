@@ -117,9 +117,10 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
         fixed = {m.index: m.value for m in missing}
-        weighting = _data_weighting(options, w_b, tau, data, model.joints, fixed, kept)
+        raw = data.tau_raw if fit_target is None else None  # a fit target (|tau| signs) has no raw torque to match
+        weighting = _data_weighting(options, w_b, tau, data, model.joints, fixed, kept, raw)
         estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
-        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept, model.joints)
+        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept, model.joints, raw)
         if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
             weighting = refined
             estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
@@ -238,35 +239,36 @@ class _Estimate:
 
 
 def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
-                    joints: tuple[str, ...], fixed: dict[int, float], rows: np.ndarray
+                    joints: tuple[str, ...], fixed: dict[int, float], rows: np.ndarray, raw: np.ndarray | None
                     ) -> tuple[np.ndarray, JointInflation] | None:
     """FBPE's row weights (WLS, per joint) and the per-joint variance inflation of the WLS residual
     (:mod:`dynid_ros.estimation.model_error`: model error counts as few samples); None for other methods."""
     if options.method != "fbpe":
         return None
     fit = estimators.wls(w_b, tau, len(joints), fixed=fixed, rows=rows)
-    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints)
+    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints, raw)
 
 
 def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray,
-               joints: tuple[str, ...]) -> JointInflation:
-    """The per-joint inflation of the residual of ``beta``: its structure measured against the unfiltered torque."""
+               joints: tuple[str, ...], raw: np.ndarray | None) -> JointInflation:
+    """The per-joint inflation of the residual of ``beta``: its structure measured against the unfiltered torque
+    ``raw`` (None: against the fit target)."""
     n_dof = data.q.shape[1]
     predicted = w_b @ beta
     return joint_inflation((tau - predicted).reshape(-1, n_dof), data.q, data.dq, rows.reshape(-1, n_dof),
-                           data.tau_raw - predicted.reshape(-1, n_dof), data.ddq, joints)
+                           None if raw is None else raw - predicted.reshape(-1, n_dof), data.ddq, joints)
 
 
 def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b: np.ndarray, tau: np.ndarray,
-                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray, joints: tuple[str, ...]
-                       ) -> tuple[np.ndarray, JointInflation] | None:
+                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray, joints: tuple[str, ...],
+                       raw: np.ndarray | None) -> tuple[np.ndarray, JointInflation] | None:
     """The weighting with the structure of the estimate's own residual: an unconstrained fit bends its parameters
     to absorb a torque the model lacks (a spring looks like gravity), so its residual hides it; the MAP residual,
     held near the prior, shows it. A joint takes the estimate residual's inflation where that shows significant
     structure and a larger inflation (:meth:`JointInflation.merged`). None when no joint does (nothing to change)."""
     if weighting is None:
         return None
-    second = _inflation(w_b, tau, beta, data, rows, joints)
+    second = _inflation(w_b, tau, beta, data, rows, joints, raw)
     merged = weighting[1].merged(second)
     if np.array_equal(merged.factor, weighting[1].factor):
         return None
