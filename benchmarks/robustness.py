@@ -1,10 +1,13 @@
 """Benchmark: the default identification's robustness cases in the embedded simulator (truth known).
 
 Runs every case of :mod:`dynid_ros.sim.robustness` (a barely moving joint, Stribeck friction, a 15 % torque-sensor
-gain error on two joints, a nominal URDF off by ±30 % in masses and 3 cm in CoMs) on each embedded robot and prints,
-per case: held-out error vs the true parameters' (ratio; the issue's criterion is <= 1.1), link masses relative to
-the truth (criterion: within [0.5x, 2x], times the sensor gain where one is injected), feasibility and what was
-reported as not identified.
+gain error on two joints, a nominal URDF off by ±30 % in masses and 3 cm in CoMs; issue 19's (e) a 1 kg tool at 5 cm
+the URDF lacks, (f) a spring of 10 % of a joint's gravity torque, (g) the robot scaled to a 0.6 kg and a 30 kg arm
+with the same relative URDF errors) on each embedded robot and prints, per case: held-out error vs the true
+parameters' (ratio; the issue's criterion is <= 1.1), link masses relative to the truth (criterion: within
+[0.5x, 2x], times the sensor gain where one is injected), feasibility, the load reported (criterion for (e): within
+±20 % of the tool), the joints flagged as structured (criterion for (f): the spring's joint) and what was reported
+as not identified.
 
 Run: ``python benchmarks/robustness.py [--robots panda,ur5e] [--cycles N]``; writes
 ``benchmarks/results/robustness.json``.
@@ -37,9 +40,11 @@ def main() -> int:
             row = run_case(case, robot=robot, cycles=args.cycles)
             rows.append(row)
             ratios = row["link_mass_ratio_to_truth"].values()
+            load = "none" if row["unmodelled_load"] is None else f"{row['unmodelled_load']['mass']:.3f} kg"
             print(f"{robot:6s} {case:20s} held-out {100 * row['relative_error_validation']:.2f} % vs truth "
                   f"{100 * row['noise_floor']:.2f} % (ratio {row['ratio_to_noise_floor']:.3f}), masses/truth "
-                  f"{min(ratios):.2f}..{max(ratios):.2f}, feasible {row['feasible']}, not identified: "
+                  f"{min(ratios):.2f}..{max(ratios):.2f}, feasible {row['feasible']}, load {load}, "
+                  f"structured: {', '.join(row['structured_joints']) or 'none'}, not identified: "
                   f"{', '.join(row['not_identified']) or 'none'}, {row['seconds']:.1f} s")
     out = ROOT / "benchmarks" / "results" / "robustness.json"
     out.write_text(json.dumps({"cycles": args.cycles, "cases": rows}, indent=2) + "\n")

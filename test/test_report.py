@@ -105,6 +105,11 @@ def test_the_spring_joint_and_only_it_is_flagged_as_structured(spring_case):
     assert flagged == ["panda_joint4"], found
     spring = found[SPRING_JOINT]
     assert spring["explained_by"] == "position" and spring["position_share"] > 0.5
+    weight = report["data_weight"]  # model error, not information: the spring joint's data count less (item 4)
+    spring_weight = weight["panda_joint4"]
+    assert spring_weight["explained_by"] == "position" and spring_weight["structured_share"] > 0.9, weight
+    assert max(weight, key=lambda j: weight[j]["structured_share"]) == "panda_joint4", weight
+    assert spring_weight["inflation"] > 2 * spring_weight["autocorrelation_time"], weight
     assert all(d["r2"] > 0.9 and d["autocorrelation_time"] >= 1.0 for d in found)
     page = (spring_case["out"] / "report.html").read_text()
     assert "Structured residual on panda_joint4" in page

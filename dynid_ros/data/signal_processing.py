@@ -49,6 +49,10 @@ def effort_scale_vector(scale: list[float] | tuple[float, ...] | np.ndarray, nam
     return k
 
 
+CUTOFF_AUTO = "auto"
+"""The ``cutoff_hz`` that asks the identification to choose the cutoff from the data."""
+
+
 @dataclass(init=False)
 class ProcessingOptions:
     """How joint states become regression data. Every field has a default; unknown keys raise ConfigError.
@@ -63,7 +67,9 @@ class ProcessingOptions:
 
     Attributes:
         rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.
-        cutoff_hz: Butterworth cutoff for q and q' [Hz].
+        cutoff_hz: Butterworth cutoff for q and q' [Hz], or ``"auto"`` (:data:`CUTOFF_AUTO`): chosen by the
+            identification from the excitation's bandwidth and time-blocked cross-validation
+            (:mod:`dynid_ros.pipeline.cutoff_selection`), which stores the number it chose.
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered) or "differentiate" (the
             derivative of the filtered position).
@@ -117,6 +123,8 @@ class ProcessingOptions:
         for name in ("rate_hz", "cutoff_hz", "decimate_hz", "tau_cutoff_hz", "trim_s", "min_speed", "gap_s", "chunk_s"):
             value = getattr(self, name)
             if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
+                continue
+            if name == "cutoff_hz" and value == CUTOFF_AUTO:
                 continue
             try:
                 number = float(value)
@@ -266,6 +274,8 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     the segment around it on both sides (the zero-phase filter's transient from the chunk's edges has decayed
     below ``EDGE_TOLERANCE`` there) and the segment's own padding at its ends: the kept samples are those of the
     whole segment processed at once (to round-off). Only the kept (decimated) samples are held."""
+    if options.cutoff_hz == CUTOFF_AUTO:
+        raise ConfigError("processing cutoff_hz 'auto' is chosen by the identification; here give a number [Hz]")
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))

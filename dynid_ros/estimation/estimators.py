@@ -408,16 +408,19 @@ def _per_joint(weights: np.ndarray | None, n_dof: int) -> np.ndarray | None:
 
 
 def noise_variance(w_b: np.ndarray, tau: np.ndarray, data: ScaledData, weights: np.ndarray | None,
-                   n_dof: int, rows: np.ndarray | None = None) -> tuple[float, float]:
+                   n_dof: int, rows: np.ndarray | None = None, joint_inflation: np.ndarray | None = None
+                   ) -> tuple[float, float]:
     """``(s^2, tau_int)``: weighted residual variance of the unconstrained least-squares fit
     (Sousa & Cortesão 2014 eq. 82) and the integrated autocorrelation time of its residual, over the rows in
-    the fit (``rows``; ``data.rows`` counts them)."""
+    the fit (``rows``; ``data.rows`` counts them). With ``joint_inflation`` (per joint), ``tau_int`` is their
+    average weighted by each joint's share of the residual (the one number reported)."""
     n_base = w_b.shape[1]
     sigma2 = data.rho2**2 / max(data.rows - n_base, 1)
     beta = np.linalg.lstsq(data.r, data.rho1, rcond=None)[0]
     per_joint = _per_joint(weights, n_dof)
     inflation = residual_inflation((tau - w_b @ beta).reshape(-1, n_dof), per_joint,
-                                   None if rows is None else np.asarray(rows, dtype=bool).reshape(-1, n_dof))
+                                   None if rows is None else np.asarray(rows, dtype=bool).reshape(-1, n_dof),
+                                   joint_inflation)
     return max(sigma2, 1e-300), inflation
 
 
@@ -453,7 +456,7 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
          bounds: Bounds | None = None, weights: np.ndarray | None = None, solver: str = "clarabel",
          prior: Prior | np.ndarray | None = None, eps: float | None = None,
          attached: np.ndarray | None = None, fixed: dict[int, float] | None = None,
-         rows: np.ndarray | None = None) -> FeasibleFit:
+         rows: np.ndarray | None = None, joint_inflation: np.ndarray | None = None) -> FeasibleFit:
     """Feasible Base Parameter Estimation, FBPE-OLS/WLS (Sousa & Cortesão 2014 eq. 74-75), on the full ``delta``;
     with a prior, the constrained MAP estimate of the module docstring.
 
@@ -471,6 +474,10 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
             layout; joint terms ignored): the LMI applies to ``delta_k - attached_k``, the link itself.
         fixed: base parameter index -> value, held exactly (base parameters the data do not excite).
         rows: mask of the rows in the fit; the others are no observations (:func:`in_fit`).
+        joint_inflation: per-joint variance inflation (n_dof,) of the residual
+            (:func:`dynid_ros.estimation.model_error.joint_inflation`): joint ``j``'s rows count
+            ``1 / joint_inflation[j]`` times in the MAP data term and its posterior, instead of one residual
+            inflation for every joint (:func:`noise_variance`). None: the single inflation.
     """
     import cvxpy as cp
 
@@ -480,8 +487,12 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     eps = (PRIOR_EPS if prior is not None else DEFAULT_EPS) if eps is None else float(eps)
     bounds = bounds or Bounds()
     w_b, tau, rows = in_fit(w_b, tau, rows)
-    data = scaled_data(w_b, tau, K, layout, weights, None if prior is None else prior.mean, rows)
-    sigma2, inflation = noise_variance(w_b, tau, data, weights, layout.n_dof, rows)
+    reference = None if prior is None else prior.mean
+    data = scaled_data(w_b, tau, K, layout, weights, reference, rows)
+    sigma2, inflation = noise_variance(w_b, tau, data, weights, layout.n_dof, rows, joint_inflation)
+    weight_inflation = inflation
+    if joint_inflation is not None:  # per-joint: in the row weights, so the data weight's scalar inflation is 1
+        data, weight_inflation = _inflated(w_b, tau, K, layout, weights, reference, rows, joint_inflation)
     timings = {"compress": time.perf_counter() - start}
 
     x = cp.Variable(layout.n_parameters)
@@ -491,7 +502,7 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     if fixed:
         idx = np.array(list(fixed), dtype=int)
         constraints.append((K[idx] * data.size) @ x / data.norm == np.array(list(fixed.values())) / data.norm)
-    data_weight, capped = map_data_weight(data, sigma2, inflation)
+    data_weight, capped = map_data_weight(data, sigma2, weight_inflation)
     prior_weight = None if prior is None else prior.factor() * data.size  # ||F (delta - mean)|| in x
 
     def problem(scale: float):
@@ -515,9 +526,24 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     beta = K @ delta_value
     objective = float(np.sqrt(np.linalg.norm(data.rho1 - data.r @ beta) ** 2 + data.rho2**2))
     beta_std, delta_std = _uncertainty(data, K, (data.norm / data_weight) ** 2 if prior_weight is not None
-                                       else sigma2 * inflation, prior_weight)
+                                       else sigma2 * weight_inflation, prior_weight)
     return FeasibleFit(beta, delta_value, status, objective, attempts, {k: round(v, 4) for k, v in timings.items()},
                        beta_std, delta_std, inflation, data_weight if capped and prior_weight is not None else None)
+
+
+def _inflated(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, weights: np.ndarray | None,
+              reference: np.ndarray | None, rows: np.ndarray, joint_inflation: np.ndarray
+              ) -> tuple[ScaledData, float]:
+    """The data compressed with joint ``j``'s rows weighted ``1 / sqrt(joint_inflation[j])`` more, and the
+    scalar inflation left for the data weight (1: the per-joint factors are in the rows). ``s^2`` stays that
+    of the data without the factors (:func:`noise_variance`): the factors inflate the variance, not the noise."""
+    n_dof = layout.n_dof
+    factors = np.asarray(joint_inflation, dtype=float).reshape(-1)
+    if factors.size != n_dof or not np.all(np.isfinite(factors)) or np.any(factors <= 0):
+        raise ConfigError(f"joint_inflation must be {n_dof} positive numbers")
+    base = np.ones(tau.size) if weights is None else np.asarray(weights, dtype=float)
+    inflated = base / np.tile(np.sqrt(factors), tau.size // n_dof)
+    return scaled_data(w_b, tau, K, layout, inflated, reference, rows), 1.0
 
 
 def map_data_weight(data: ScaledData, sigma2: float, inflation: float) -> tuple[float, bool]:

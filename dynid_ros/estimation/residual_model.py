@@ -58,10 +58,11 @@ def _autocorrelation(x: np.ndarray) -> np.ndarray:
 
 
 def residual_inflation(residual: np.ndarray, weights: np.ndarray | None = None,
-                       present: np.ndarray | None = None) -> float:
+                       present: np.ndarray | None = None, per_joint_inflation: np.ndarray | None = None) -> float:
     """Variance inflation of a (samples, n_dof) residual: each joint's ``tau_int``, averaged with the
     weight of that joint's share of the (weighted) squared residual. ``present``: (samples, n_dof) mask of
-    the entries that are observations (the others, left out of the fit, count for nothing)."""
+    the entries that are observations (the others, left out of the fit, count for nothing).
+    ``per_joint_inflation``: each joint's inflation when already known (it replaces ``tau_int``)."""
     e = np.asarray(residual, dtype=float)
     mask = None if present is None else np.asarray(present, dtype=bool).reshape(e.shape)
     if mask is not None:
@@ -70,6 +71,9 @@ def residual_inflation(residual: np.ndarray, weights: np.ndarray | None = None,
     energy = np.sum((e * per_joint) ** 2, axis=0)
     if energy.sum() <= 0:
         return 1.0
-    taus = np.array([integrated_autocorrelation_time(e[:, j], None if mask is None else mask[:, j])
-                     for j in range(e.shape[1])])
+    if per_joint_inflation is not None:
+        taus = np.asarray(per_joint_inflation, dtype=float)
+    else:
+        taus = np.array([integrated_autocorrelation_time(e[:, j], None if mask is None else mask[:, j])
+                         for j in range(e.shape[1])])
     return float(np.sum(taus * energy) / energy.sum())

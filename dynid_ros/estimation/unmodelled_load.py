@@ -12,6 +12,12 @@ torque best (Gaz et al. 2019 and Wang et al. 2019 identify a payload the same wa
 
 The load's prior: mass std :data:`LOAD_MASS_SHARE` of the arm's nominal mass; first moments ``sigma_m l`` and second
 moments ``sigma_m l^2`` with ``l`` the link's length scale (:func:`dynid_ros.dynamics.feasibility.link_scales`).
+
+The FBPE constrains the link-plus-load sum; the conditional mean of the load alone need not be a physical body. A
+reported load is therefore projected onto the fully consistent set (pseudo-inertia ``J(pi) >= 0``, Traversaro et al.
+2016) in the metric of its posterior covariance, ``min (pi - mean)^T Sigma^-1 (pi - mean)`` s.t. ``J(pi) >= 0``:
+the same LMI solver as payload identification (:func:`dynid_ros.estimation.payload.fit_body_lmi`, issue 20), with
+``W = Sigma^-1/2``; the link keeps the rest of the sum.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynid_ros.dynamics.feasibility import link_scales
+from dynid_ros.estimation.payload import fit_body_lmi
 from dynid_ros.estimation.prior import Prior
 from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com
 
@@ -63,6 +70,7 @@ def split_extra_body(delta: np.ndarray, delta_std: np.ndarray | None, link_prior
                      body: ExtraBody) -> tuple[np.ndarray, dict | None]:
     """``(body parameters, report)``: the body's conditional mean given the estimated sum, and the report entry
     ``{"link", "mass", "com", "mass_std"}`` (com in the link's joint frame) when its mass is significant, else None.
+    A reported body is the conditional mean projected onto the physically consistent set (module docstring).
 
     ``link_prior``: the prior of the link alone (before :func:`with_extra_body`)."""
     part = layout.link_slice(body.link)
@@ -78,6 +86,15 @@ def split_extra_body(delta: np.ndarray, delta_std: np.ndarray | None, link_prior
     mass = float(params[0])
     if not mass > SIGNIFICANT * mass_std:
         return params, None
+    params = consistent_body(params, conditional)
     _, com, _ = inertia_about_com(params)
-    return params, {"link": layout.links[body.link], "mass": mass, "com": [float(c) for c in com],
+    return params, {"link": layout.links[body.link], "mass": float(params[0]), "com": [float(c) for c in com],
                     "mass_std": mass_std}
+
+
+def consistent_body(params: np.ndarray, covariance: np.ndarray) -> np.ndarray:
+    """The fully consistent body nearest to ``params`` in the metric ``covariance^-1`` (module docstring)."""
+    values, vectors = np.linalg.eigh(0.5 * (covariance + covariance.T))
+    floor = 1e-12 * max(float(values.max()), 1e-300)
+    whiten = (vectors / np.sqrt(np.maximum(values, floor))).T  # Sigma^-1/2
+    return fit_body_lmi(whiten, whiten @ params).parameters

@@ -45,3 +45,7 @@ class IdentificationResult:
     """Standard deviation of the prior on each standard parameter (None without a prior)."""
     unmodelled_load: dict | None = None
     """``{"link", "mass", "com", "mass_std"}`` of a load on the last link the URDF lacks (None: the data show none)."""
+    data_weight: dict | None = None
+    """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
+    ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for
+    other methods."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.bag_stream import BagScan, scan_joint_states
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
-from dynid_ros.data.signal_processing import ProcessingOptions
+from dynid_ros.data.signal_processing import CUTOFF_AUTO, ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.linear_identification import FitTarget, identify_linear, identify_processed, processed_scan
@@ -67,12 +67,12 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Pa
     """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
     processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
     decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). Sigmoid
-    friction is identified in memory (:func:`identify`). ``scan``: the bag's :func:`scan_joint_states`, when the
-    caller has it already."""
+    friction and a cutoff chosen on the data (``cutoff_hz: auto``) are identified in memory (:func:`identify`).
+    ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already."""
     options.check()
     timer = timer or StageTimer()
     with timer.stage("read_bag"):
-        if "sigmoid" in options.friction:
+        if "sigmoid" in options.friction or options.processing.get("cutoff_hz") == CUTOFF_AUTO:  # in memory
             scan = None
         elif scan is None:
             scan = scan_joint_states(bag, options.topic)

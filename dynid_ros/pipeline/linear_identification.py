@@ -14,6 +14,7 @@ import numpy as np
 from dynid_ros.data.bag_stream import BagScan
 from dynid_ros.data.joint_states import JointStateSeries, complete_fields
 from dynid_ros.data.signal_processing import (
+    CUTOFF_AUTO,
     ProcessedData,
     ProcessingOptions,
     apply_effort_scale,
@@ -32,9 +33,11 @@ from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
 from dynid_ros.estimation.estimators import closest_standard, relative_std
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
+from dynid_ros.estimation.model_error import JointInflation, joint_inflation
 from dynid_ros.estimation.penalty_retrieval import pbpr
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import flange_load, split_extra_body, with_extra_body
+from dynid_ros.pipeline.cutoff_selection import choose_cutoff
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.options import IdentificationOptions
@@ -83,10 +86,18 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     ``fit_target`` (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.pipeline.abs_effort`) replaces
     the torque rows and the row mask of the fit. ``base``: the base parameters of ``model`` in the options'
     layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
+    warnings = list(warnings or [])
+    processing, choice = ProcessingOptions(**options.processing), None
     with timer.stage("process"):
         series = prepare_series(series, model, options)
-        data = process(series, ProcessingOptions(**options.processing))
-    return identify_processed(data, options, model, timer, fit_target, base, warnings)
+        if processing.cutoff_hz == CUTOFF_AUTO:  # chosen on the data: needs the base regressor
+            if base is None:
+                base = compute_base_parameters(model, model.layout_for(options.friction, options.armature))
+            processing, choice = choose_cutoff(series, processing, model, base)
+            warnings.append(f"filter cutoff {choice.cutoff_hz:.3g} Hz chosen by time-blocked cross-validation "
+                            f"(motion bandwidth {choice.bandwidth_hz:.3g} Hz; decimation {processing.decimate_hz} Hz)")
+        data = process(series, processing)
+    return identify_processed(data, options, model, timer, fit_target, base, warnings, processing, choice)
 
 
 def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
@@ -107,11 +118,13 @@ def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOpti
 
 def identify_processed(data: ProcessedData, options: IdentificationOptions, model: RobotModel, timer: StageTimer,
                        fit_target: FitTarget | None = None, base: BaseParameters | None = None,
-                       warnings: list[str] | None = None) -> IdentificationResult:
-    """:func:`identify_linear` from the processed data (``data``: of the options' window and processing)."""
+                       warnings: list[str] | None = None, processing: ProcessingOptions | None = None,
+                       choice: object | None = None) -> IdentificationResult:
+    """:func:`identify_linear` from the processed data (``data``: of the options' window and ``processing``, by
+    default the options'; ``choice``: the cutoff chosen on the data, recorded with the processing)."""
     warnings = list(warnings or []) + segment_warnings(data.segments)
     layout = model.layout_for(options.friction, options.armature)
-    processing = ProcessingOptions(**options.processing)
+    processing = processing or ProcessingOptions(**options.processing)
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)
@@ -134,11 +147,20 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     bounds = Bounds.from_config(options.bounds, layout)
     with timer.stage("estimate"):
         fixed = {m.index: m.value for m in missing}
-        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept)
+        raw = data.tau_raw if fit_target is None else None  # a fit target (|tau| signs) has no raw torque to match
+        weighting = _data_weighting(options, w_b, tau, data, model.joints, fixed, kept, raw)
+        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
+        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept, model.joints, raw)
+        if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
+            weighting = refined
+            estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
+        if weighting is not None:
+            warnings += weighting[1].reduced(model.joints)
         load_params, load_report = (None, None) if load is None else \
             split_extra_body(estimate.delta, estimate.delta_std, link_prior, layout, load)
         if load is not None and load_report is None:  # the data show no load: the links keep their own prior
-            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached, fixed, kept)
+            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached, fixed, kept,
+                                 weighting)
     if estimate.status != "optimal":
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
@@ -158,11 +180,13 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
                                   relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
                                   err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
-                                  {**asdict(processing), "segments": data.segments},
+                                  {**asdict(processing), "segments": data.segments,
+                                   **({} if choice is None else {"cutoff_choice": choice.to_dict()})},
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
     result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
+    result.data_weight = None if weighting is None else weighting[1].to_dict(model.joints)
     return result
 
 
@@ -244,17 +268,59 @@ class _Estimate:
     capped_data_weight: float | None = None
 
 
+def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
+                    joints: tuple[str, ...], fixed: dict[int, float], rows: np.ndarray, raw: np.ndarray | None
+                    ) -> tuple[np.ndarray, JointInflation] | None:
+    """FBPE's row weights (WLS, per joint) and the per-joint variance inflation of the WLS residual
+    (:mod:`dynid_ros.estimation.model_error`: model error counts as few samples); None for other methods."""
+    if options.method != "fbpe":
+        return None
+    fit = estimators.wls(w_b, tau, len(joints), fixed=fixed, rows=rows)
+    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints, raw)
+
+
+def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray,
+               joints: tuple[str, ...], raw: np.ndarray | None) -> JointInflation:
+    """The per-joint inflation of the residual of ``beta``: its structure measured against the unfiltered torque
+    ``raw`` (None: against the fit target)."""
+    n_dof = data.q.shape[1]
+    predicted = w_b @ beta
+    return joint_inflation((tau - predicted).reshape(-1, n_dof), data.q, data.dq, rows.reshape(-1, n_dof),
+                           None if raw is None else raw - predicted.reshape(-1, n_dof), data.ddq, joints)
+
+
+def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b: np.ndarray, tau: np.ndarray,
+                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray, joints: tuple[str, ...],
+                       raw: np.ndarray | None) -> tuple[np.ndarray, JointInflation] | None:
+    """The weighting with the structure of the estimate's own residual: an unconstrained fit bends its parameters
+    to absorb a torque the model lacks (a spring looks like gravity), so its residual hides it; the MAP residual,
+    held near the prior, shows it. A joint takes the estimate residual's inflation where that shows significant
+    structure and a larger inflation (:meth:`JointInflation.merged`). None when no joint does (nothing to change)."""
+    if weighting is None:
+        return None
+    second = _inflation(w_b, tau, beta, data, rows, joints, raw)
+    merged = weighting[1].merged(second)
+    if np.array_equal(merged.factor, weighting[1].factor):
+        return None
+    return weighting[0], merged
+
+
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
               layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
-              fixed: dict[int, float], rows: np.ndarray | None = None) -> _Estimate:
+              fixed: dict[int, float], rows: np.ndarray | None = None,
+              weighting: tuple[np.ndarray, JointInflation] | None = None) -> _Estimate:
     """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
-    estimate returned."""
+    estimate returned. ``weighting``: FBPE's row weights and per-joint inflation (:func:`_data_weighting`)."""
     n_dof = layout.n_dof
     if options.method == "fbpe":
-        weights = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights
+        if weighting is None:
+            weights, factors = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights, None
+        else:
+            weights, factors = weighting[0], weighting[1].factor
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
                               weights=weights, solver=options.solver, attached=attached, fixed=fixed,
-                              prior=prior if options.prior == "nominal" else None, rows=rows)
+                              prior=prior if options.prior == "nominal" else None, rows=rows,
+                              joint_inflation=factors)
         return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
                          fit.capped_data_weight)
     fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)

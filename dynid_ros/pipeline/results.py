@@ -98,6 +98,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
         "unmodelled_load": result.unmodelled_load,
+        "data_weight": result.data_weight,
         "warnings": result.warnings,
         "urdf_omits": urdf_omits(result.layout, result.delta, result.friction_sigmoid),
         "segments": result.processing.get("segments", []),

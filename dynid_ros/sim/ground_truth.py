@@ -19,7 +19,11 @@ with ``f(q') = fc sign(q')`` while sliding, so the true parameter vector has ``f
 that model exist to test robustness, both off by default: a Stribeck friction shape (``static_friction`` ``fs >
 fc``: ``f(q') = (fc + (fs - fc) exp(-(q'/vs)^2)) sign(q')``, static friction up to ``fs``; Armstrong-Hélouvry
 1994) and a torque-sensor gain error ``k`` (``effort_scale``, like a wrong current-to-torque constant; Pennese et
-al. 2021 eq. 2). ``exact=True`` perturbs every link by exactly ``±mass`` and ``|com|`` (random signs and
+al. 2021 eq. 2). Two more are model errors of the URDF itself (issue 19, item 5), also off by default: a tool on the
+last moved link that the URDF lacks (``tool_mass`` at ``tool_com`` in that link's frame: the truth URDF and the true
+parameters hold it) and a spring on a joint (``spring``: stiffness ``k`` [N m/rad] per joint, rest position
+``spring_rest``: the joint feels ``-k (q - q0)``, so ``effort = ... + k (q - q0)``, a torque no URDF describes).
+``exact=True`` perturbs every link by exactly ``±mass`` and ``|com|`` (random signs and
 directions) instead of normal draws: a nominal URDF off by a known amount. :meth:`GroundTruth.parameters`
 returns it in any :class:`~dynid_ros.robot.parameters.ParameterLayout` of the model
 (:meth:`GroundTruth.parameter_vector`);
@@ -45,13 +49,17 @@ from dynid_ros.robot.parameters import ParameterLayout
 from dynid_ros.robot.urdf_writer import urdf_link_inertia, write_identified_urdf
 
 TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias",
-                        "static_friction", "stribeck_velocity", "effort_scale", "exact"})
+                        "static_friction", "stribeck_velocity", "effort_scale", "exact", "tool_mass", "tool_com",
+                        "spring", "spring_rest"})
 """Keys of the ``simulation.truth`` config mapping (the fields of :class:`GroundTruth` but ``seed``)."""
 
 MARKER_PREFIX = "dynid_ros.sim ground truth applied:"
 
 FACTOR_RANGE = (0.5, 1.5)
 """Relative perturbation factors are clipped to this range (a link never loses half its mass)."""
+
+TOOL_GYRATION = 0.02
+"""Radius of gyration [m] of the simulated tool about its centre of mass (a compact tool, e.g. a small gripper)."""
 
 PerJoint = float | tuple[float, ...]
 """One value for every joint, or one value per joint in model order."""
@@ -74,6 +82,10 @@ class GroundTruth:
         stribeck_velocity: Stribeck velocity ``vs`` [rad/s or m/s].
         effort_scale: torque-sensor gain ``k`` (effort = k * torque); 1: exact.
         exact: perturb masses by exactly ``±mass`` and CoMs by exactly ``com`` (random signs, directions).
+        tool_mass: mass [kg] of a tool on the last moved link that the URDF lacks (0: none).
+        tool_com: the tool's centre of mass in that link's frame [m].
+        spring: stiffness [N m/rad] of a spring on each joint (0: none); the URDF lacks it.
+        spring_rest: the springs' rest positions [rad].
         seed: seed of the inertial perturbation.
     """
 
@@ -89,14 +101,20 @@ class GroundTruth:
     stribeck_velocity: float = 0.05
     effort_scale: PerJoint = 1.0
     exact: bool = False
+    tool_mass: float = 0.0
+    tool_com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    spring: PerJoint = 0.0
+    spring_rest: PerJoint = 0.0
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("mass", "com", "inertia"):
+        for name in ("mass", "com", "inertia", "tool_mass"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
                 raise ConfigError(f"simulation truth: {name} must be a number >= 0, got {value!r}")
-        for name in ("damping", "friction", "armature", "noise", "static_friction"):
+        if np.asarray(self.tool_com, dtype=float).shape != (3,):
+            raise ConfigError(f"simulation truth: tool_com must be [x, y, z], got {self.tool_com!r}")
+        for name in ("damping", "friction", "armature", "noise", "static_friction", "spring"):
             value = getattr(self, name)
             if value is not None and np.any(np.asarray(value, dtype=float) < 0):
                 raise ConfigError(f"simulation truth: {name} must be >= 0, got {value!r}")
@@ -125,10 +143,13 @@ class GroundTruth:
         if unknown:
             raise ConfigError(f"simulation.truth: unknown key(s) {unknown}; use {', '.join(sorted(TRUTH_KEYS))}")
         values: dict[str, object] = {}
-        for key in ("mass", "com", "inertia"):
+        for key in ("mass", "com", "inertia", "tool_mass"):
             if truth.get(key) is not None:
                 values[key] = _number(truth[key], f"simulation.truth.{key}")
-        for key in ("damping", "friction", "armature", "noise", "bias", "static_friction", "effort_scale"):
+        if truth.get("tool_com") is not None:
+            values["tool_com"] = tuple(_per_joint(truth["tool_com"], "simulation.truth.tool_com"))
+        for key in ("damping", "friction", "armature", "noise", "bias", "static_friction", "effort_scale", "spring",
+                    "spring_rest"):
             if truth.get(key) is not None:
                 values[key] = _per_joint(truth[key], f"simulation.truth.{key}")
         if truth.get("stribeck_velocity") is not None:
@@ -147,7 +168,8 @@ class GroundTruth:
         """The comment that :meth:`write_urdf` puts in a truth URDF: applying this truth to that URDF
         again leaves its inertials unchanged (a GroundTruth is idempotent)."""
         exact = " exact" if self.exact else ""
-        return (f"{MARKER_PREFIX} mass={self.mass!r} com={self.com!r} inertia={self.inertia!r}{exact} "
+        tool = f" tool={self.tool_mass!r}@{list(self.tool_com)!r}" if self.tool_mass > 0 else ""
+        return (f"{MARKER_PREFIX} mass={self.mass!r} com={self.com!r} inertia={self.inertia!r}{exact}{tool} "
                 f"seed={self.seed}")
 
     def already_applied(self, model: RobotModel) -> bool:
@@ -178,17 +200,21 @@ class GroundTruth:
             raise ConfigError(f"simulation: static_friction {out['fs'].tolist()} must be >= the Coulomb friction "
                               f"{out['fc'].tolist()}")
         out["scale"] = per_joint_array(self.effort_scale, n, "simulation: effort_scale")
+        out["spring"] = per_joint_array(self.spring, n, "simulation: spring")
+        out["spring_rest"] = per_joint_array(self.spring_rest, n, "simulation: spring_rest")
         return out
 
     # ------------------------------------------------------------------------------------------
     # Inertials
 
     def link_inertias(self, model: RobotModel) -> dict[str, object]:
-        """The true ``pinocchio.Inertia`` of each moved URDF link, in the link's own frame.
+        """The true ``pinocchio.Inertia`` of each moved URDF link, in the link's own frame (the last one with
+        the tool, when there is one).
 
         Deterministic: the same seed and model give the same values on every call. A model loaded
         from this truth's own URDF (:meth:`already_applied`) keeps its inertials.
         """
+        import pinocchio as pin
 
         root = _urdf_root(model)
         rng = np.random.default_rng(self.seed)
@@ -200,6 +226,10 @@ class GroundTruth:
             if self.exact:
                 draws = _exact_draws(draws)
             out[link] = nominal if applied else _perturbed(nominal, draws, self.mass, self.com, self.inertia)
+        if self.tool_mass > 0 and not applied and model.links:
+            last = model.links[-1]
+            out[last] = out[last] + pin.Inertia(float(self.tool_mass), np.asarray(self.tool_com, dtype=float),
+                                                TOOL_GYRATION**2 * float(self.tool_mass) * np.eye(3))
         return out
 
     def body_parameters(self, model: RobotModel) -> np.ndarray:

@@ -14,7 +14,8 @@ with ``f_k = -fc sign(q'_k)`` while the joint slides, which is dynid_ros's model
 while it sticks at a velocity reversal ``f_k`` is the static friction in ``[-fc, fc]``. With a Stribeck truth
 (``GroundTruth.static_friction``) MuJoCo's friction loss is ``fs`` (static friction up to ``fs``) and the explicit
 torque ``(fs - fc)(1 - exp(-(q'/vs)^2)) sign(q')`` gives back the decay to ``fc`` while sliding; with a sensor gain
-``k`` (``effort_scale``) the effort is ``k tau_k + bias + noise``.
+``k`` (``effort_scale``) the effort is ``k tau_k + bias + noise``. A truth spring (``GroundTruth.spring``) is the
+explicit torque ``-k (q - q0)``: the actuator torque then holds ``+ k (q - q0)`` beyond the model's.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class Simulator:
         self._armature = values["Ia"]
         self._fs, self._scale = values["fs"], values["scale"]
         self._vs = float(self.truth.stribeck_velocity)
+        self._spring, self._spring_rest = values["spring"], values["spring_rest"]
         self.truth_urdf = self.truth.urdf_text(self.model)
         self.ft_sensor = sensor_site(self.model, self.truth_urdf, ft_sensor_frame) if ft_sensor_frame else None
         self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fs,
@@ -196,7 +198,8 @@ class Simulator:
         if not np.array_equal(clipped, tau):
             self.saturated_steps += 1
         stribeck = (self._fs - self._fc) * (1.0 - np.exp(-(dq / self._vs) ** 2)) * np.sign(dq)
-        data.qfrc_applied[self._dof] = clipped - self._fv * dq + stribeck
+        spring = self._spring * (q - self._spring_rest)
+        data.qfrc_applied[self._dof] = clipped - self._fv * dq + stribeck - spring
         self._mj_step(self._mj_model, data)
         acceleration = data.qacc[self._dof].copy()
         if not np.all(np.isfinite(acceleration)) or np.max(np.abs(data.qvel[self._dof])) > DIVERGENCE_LIMIT:
