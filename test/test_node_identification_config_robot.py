@@ -37,7 +37,7 @@ def run_node(spinner, tmp_path: Path, parameters: dict) -> tuple[dict, dict | No
     text = log.read_text()
     assert process.returncode == 0, text
     assert "Traceback" not in text
-    wait_for(lambda: status.last and status.last["state"] == "done", what="the done status")
+    wait_for(lambda: status.last and status.last["state"] == "done", timeout=30, what="the done status")
     return status.last, report.last
 
 

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -69,6 +70,8 @@ from dynid_ros.ros.common import (
 )
 
 NAME = "identification_node"
+FINAL_ACK_TIMEOUT_S = 3.0
+"""shutdown_when_done: longest wait [s] for the subscribers to acknowledge the final report and status."""
 
 PARAMETERS = (
     Param("urdf_path", "", "nominal robot URDF file"),
@@ -232,8 +235,15 @@ class IdentificationNode(Node):
             self._ended.trigger()
 
     def _end(self) -> None:
-        """shutdown_when_done: end main's spinning half a second after the final status went out."""
-        self.create_timer(0.5, lambda: rclpy.try_shutdown(context=self.context))
+        """shutdown_when_done: end main's spinning half a second after the final status went out, once every
+        matched reliable subscriber acknowledged the final report and status (at most ``FINAL_ACK_TIMEOUT_S``: a
+        process that exits at once may take unsent samples with it)."""
+        self.create_timer(0.5, self._shutdown_when_acked)
+
+    def _shutdown_when_acked(self) -> None:
+        for publisher in (self.report_pub, self.status_pub, self.description_pub):
+            publisher.wait_for_all_acked(Duration(seconds=FINAL_ACK_TIMEOUT_S))
+        rclpy.try_shutdown(context=self.context)
 
     def _publish_status(self) -> None:
         if not self.context.ok():
