@@ -26,18 +26,20 @@ PSM = Path(__file__).resolve().parents[1] / "config" / "dvrk_psm.yaml"
 
 
 def run_node(spinner, tmp_path: Path, parameters: dict) -> tuple[dict, dict | None]:
-    """identification_node with ``identify_on_start`` and ``shutdown_when_done``: its last status and report."""
+    """identification_node with ``identify_on_start``: its last status and report, read while it still runs (the
+    node is then stopped with SIGINT and must exit 0)."""
     helper = spinner.add(Node("config_robot_listener", context=spinner.context))
     status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
     report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
     log = tmp_path / "node.log"
-    with node_process("identification_node", {**parameters, "identify_on_start": True, "shutdown_when_done": True},
-                      log) as process:
-        wait_for(lambda: process.poll() is not None, timeout=120, what="the node's own exit")
+    with node_process("identification_node", {**parameters, "identify_on_start": True}, log) as process:
+        wait_for(lambda: (status.last and status.last["state"] in ("done", "failed")) or process.poll() is not None,
+                 timeout=120, what="the node's final status")
+        wait_for(lambda: report.last is not None or process.poll() is not None, timeout=10, what="the report")
     text = log.read_text()
     assert process.returncode == 0, text
     assert "Traceback" not in text
-    wait_for(lambda: status.last and status.last["state"] == "done", timeout=30, what="the done status")
+    assert status.last["state"] == "done", text
     return status.last, report.last
 
 
