@@ -191,8 +191,9 @@ def node_process(module: str, parameters: dict, log_path: Path,
 
 
 def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0, harmonics: int = 4,
-                          fraction: float = 0.6, seed: int = 0) -> Path:
-    """A short random excitation of ``robot`` that starts at rest and uses ``fraction`` of its limits."""
+                          fraction: float = 0.6, seed: int = 0, urdf: Path | None = None) -> Path:
+    """A short random excitation of ``robot`` (or of the arm of ``urdf``) that starts at rest and uses ``fraction``
+    of its limits."""
     import numpy as np
 
     from dynid_ros.excitation.fourier import FourierTrajectory
@@ -201,7 +202,7 @@ def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0,
     from dynid_ros.robot.model import load_model
     from dynid_ros.robot.resources import robot_file
 
-    model = load_model(urdf=robot_file(robot, "urdf"))
+    model = load_model(urdf=urdf or robot_file(robot, "urdf"))
     limits = limits_from_model(model)
     rng = np.random.default_rng(seed)
     n, orders = model.n_dof, np.arange(1, harmonics + 1)

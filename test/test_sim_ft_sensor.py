@@ -14,12 +14,8 @@ from std_msgs.msg import String
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.wrench_io import WRENCH_TOPIC, read_wrenches
-from dynid_ros.excitation.fourier import FourierTrajectory
-from dynid_ros.excitation.limits import limits_from_model, sample_trajectory
-from dynid_ros.excitation.trajectory_file import ExcitationTrajectory, save_trajectory
-from dynid_ros.robot.model import load_model
 from dynid_ros.sim import Simulator
-from ros_helpers import Latest, node_process, status_qos, wait_for
+from ros_helpers import Latest, node_process, status_qos, wait_for, write_test_trajectory
 from test_identify_body import ARM_WITH_SENSOR, BODY_COM, BODY_MASS
 
 GRAVITY = 9.81
@@ -27,21 +23,7 @@ GRAVITY = 9.81
 
 def excitation_file(path, urdf, period: float = 6.0, harmonics: int = 4, fraction: float = 0.6, seed: int = 2):
     """A random Fourier motion of the arm at rest at both ends, using ``fraction`` of its limits."""
-    model = load_model(urdf=urdf)
-    limits = limits_from_model(model)
-    rng = np.random.default_rng(seed)
-    orders = np.arange(1, harmonics + 1)
-    a, b = rng.standard_normal((2, model.n_dof, harmonics))
-    a[:, -1] = -a[:, :-1].sum(axis=1)
-    b[:, -1] = -(b[:, :-1] * orders[:-1]).sum(axis=1) / orders[-1]
-    q0 = limits.position.mean(axis=1)
-    unit = FourierTrajectory(tuple(model.joints), 2 * np.pi / period, q0, a, b)
-    _, q, dq, ddq = sample_trajectory(unit, 200.0)
-    half = 0.5 * (limits.position[:, 1] - limits.position[:, 0])
-    scale = fraction * min(np.min(half / np.abs(q - q0).max(axis=0)), np.min(limits.velocity / np.abs(dq).max(axis=0)),
-                           np.min(limits.acceleration / np.abs(ddq).max(axis=0)))
-    save_trajectory(path, ExcitationTrajectory(unit.scaled(scale), limits, float("nan"), {"test": True}))
-    return path
+    return write_test_trajectory(path, period=period, harmonics=harmonics, fraction=fraction, seed=seed, urdf=urdf)
 
 
 def test_the_sensor_at_rest_measures_the_weight_beyond_it(tmp_path):
