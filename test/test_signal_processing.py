@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import asdict
 
 import numpy as np
@@ -122,16 +121,6 @@ def test_effort_scale() -> None:
     np.testing.assert_array_equal(scaled.effort, series.effort * [1.0, 2.0, -0.5])
     with pytest.raises(ConfigError, match="2 value.*for 3 joints"):
         apply_effort_scale(series, [1.0, 2.0])
-
-
-def test_one_minute_at_1_khz_is_fast() -> None:
-    n = 60_000
-    rng = np.random.default_rng(0)
-    t = np.cumsum(rng.uniform(0.7e-3, 1.3e-3, n))
-    series = JointStateSeries([f"j{i}" for i in range(7)], t, *(rng.normal(size=(n, 7)) for _ in range(3)))
-    start = time.perf_counter()
-    process(series, ProcessingOptions(decimate_hz=None))
-    assert time.perf_counter() - start < 1.0
 
 
 def test_default_processing_meets_the_panda_held_out_error() -> None:
