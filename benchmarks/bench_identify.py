@@ -34,6 +34,30 @@ from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 URDF = ROOT / "urdf" / "panda.urdf"
 
 
+def multisine_terms(model: object, rng: np.random.Generator) -> tuple[np.ndarray, list]:
+    """The mid pose and, per joint, five ``(amplitude, phase, angular frequency)`` harmonics of 0.05 Hz within a
+    quarter of the joint's range (drawn from ``rng``)."""
+    wf = 0.1 * np.pi
+    mid = model.position_limits.mean(axis=1)
+    span = 0.25 * (model.position_limits[:, 1] - model.position_limits[:, 0])
+    terms = [[(span[j] / 5 * rng.uniform(0.3, 1.0) / h, rng.uniform(0, 2 * np.pi), wf * h) for h in range(1, 6)]
+             for j in range(model.n_dof)]
+    return mid, terms
+
+
+def multisine_states(t: np.ndarray, mid: np.ndarray, terms: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q, q', q'' of the multi-sine ``terms`` about ``mid`` at times ``t``."""
+    q = np.zeros((t.size, len(terms)))
+    dq, ddq = np.zeros_like(q), np.zeros_like(q)
+    for j, harmonics in enumerate(terms):
+        for amp, phase, w in harmonics:
+            q[:, j] += amp * np.sin(w * t + phase)
+            dq[:, j] += amp * w * np.cos(w * t + phase)
+            ddq[:, j] -= amp * w * w * np.sin(w * t + phase)
+        q[:, j] += mid[j]
+    return q, dq, ddq
+
+
 def synthetic_series(duration: float, rate: float = 1000.0, seed: int = 0) -> JointStateSeries:
     """Joint states of the Panda URDF along a multi-sine trajectory, torque from the model + noise."""
     model = load_model(urdf=URDF)
@@ -45,21 +69,8 @@ def synthetic_series(duration: float, rate: float = 1000.0, seed: int = 0) -> Jo
         delta[layout.joint_index(j, "fc")] = 0.8
         delta[layout.joint_index(j, "Ia")] = 0.05
     t = np.arange(0.0, duration, 1.0 / rate)
-    wf = 0.1 * np.pi
-    mid = model.position_limits.mean(axis=1)
-    span = 0.25 * (model.position_limits[:, 1] - model.position_limits[:, 0])
-    q = np.zeros((t.size, model.n_dof))
-    dq = np.zeros_like(q)
-    ddq = np.zeros_like(q)
-    for j in range(model.n_dof):
-        for harmonic in range(1, 6):
-            amp = span[j] / 5 * rng.uniform(0.3, 1.0) / harmonic
-            phase = rng.uniform(0, 2 * np.pi)
-            w = wf * harmonic
-            q[:, j] += amp * np.sin(w * t + phase)
-            dq[:, j] += amp * w * np.cos(w * t + phase)
-            ddq[:, j] -= amp * w * w * np.sin(w * t + phase)
-        q[:, j] += mid[j]
+    mid, terms = multisine_terms(model, rng)
+    q, dq, ddq = multisine_states(t, mid, terms)
     tau = torques(model, layout, delta, q, dq, ddq) + rng.normal(0.0, 0.05, q.shape)
     return JointStateSeries(list(model.joints), t + 1.7e9, q, dq, tau)
 

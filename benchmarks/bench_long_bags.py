@@ -24,6 +24,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_identify import multisine_states, multisine_terms  # noqa: E402
 
 from dynid_ros.data.bag_io import JOINT_STATE_TYPE, encode_joint_states  # noqa: E402
 from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
@@ -35,26 +38,8 @@ RATE_HZ = 1000.0
 CHUNK_S = 60.0
 
 
-def _trajectory(model, duration: float, seed: int):
-    """Amplitudes and phases of the multi-sine of ``bench_identify.synthetic_series`` (same draws)."""
-    rng = np.random.default_rng(seed)
-    wf = 0.1 * np.pi
-    mid = model.position_limits.mean(axis=1)
-    span = 0.25 * (model.position_limits[:, 1] - model.position_limits[:, 0])
-    terms = [[(span[j] / 5 * rng.uniform(0.3, 1.0) / h, rng.uniform(0, 2 * np.pi), wf * h) for h in range(1, 6)]
-             for j in range(model.n_dof)]
-    return mid, terms
-
-
 def _chunk(model, layout, delta, mid, terms, t: np.ndarray, rng) -> JointStateSeries:
-    q = np.zeros((t.size, model.n_dof))
-    dq, ddq = np.zeros_like(q), np.zeros_like(q)
-    for j, harmonics in enumerate(terms):
-        for amp, phase, w in harmonics:
-            q[:, j] += amp * np.sin(w * t + phase)
-            dq[:, j] += amp * w * np.cos(w * t + phase)
-            ddq[:, j] -= amp * w * w * np.sin(w * t + phase)
-        q[:, j] += mid[j]
+    q, dq, ddq = multisine_states(t, mid, terms)
     tau = torques(model, layout, delta, q, dq, ddq) + rng.normal(0.0, 0.05, q.shape)
     return JointStateSeries(list(model.joints), t + 1.7e9, q, dq, tau)
 
@@ -71,7 +56,7 @@ def write_long_bag(path: Path, duration: float, seed: int = 0) -> Path:
         delta[layout.joint_index(j, "fv")] = 0.5
         delta[layout.joint_index(j, "fc")] = 0.8
         delta[layout.joint_index(j, "Ia")] = 0.05
-    mid, terms = _trajectory(model, duration, seed)
+    mid, terms = multisine_terms(model, np.random.default_rng(seed))  # bench_identify's draws
     noise = np.random.default_rng(seed + 1)
     partial = path.with_name(path.name + ".partial")
     with Writer(partial, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
