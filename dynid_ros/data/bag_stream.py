@@ -5,10 +5,10 @@ Streamed identification needs less: :func:`scan_joint_states` reads the bag once
 and keeps only each message's stamps and whether its values are finite; the merge rules of
 :func:`~dynid_ros.data.joint_state_merge.merge_by_name` (clock, non-finite and repeated samples dropped, stamps
 going backwards an error) run on those, with the message index as the one value, so the scan yields exactly the
-stamps ``read_joint_states`` gives and which message each sample is. :class:`BagRows` then reads the bag again and
-serves the samples' values in order, a range of rows at a time (each range starting at or after the previous
-one), prepared on the way: the identified joints, continuous joints unwrapped (the unwrapping carried across
-chunks) and the effort scaled.
+stamps ``read_joint_states`` gives and which message each sample is. :class:`BagRows` then serves the samples'
+values in order (from the scan's decoded chunks when they fit in ``HOLD_BYTES``, else reading the bag again), a
+range of rows at a time (each range starting at or after the previous one), prepared on the way: the identified
+joints, continuous joints unwrapped (the unwrapping carried across chunks) and the effort scaled.
 
 A topic with several publishers (e.g. an arm and a gripper driver, each its own set of joints, stamps and clock) is
 merged as ``merge_by_name`` does: the samples are at the stamps of the source with the most messages, whose values
@@ -30,6 +30,10 @@ from dynid_ros.errors import BagError, DataError
 
 CHUNK_MESSAGES = 10_000
 """Messages read and decoded at a time (about 4 MB of a 7-joint JointState topic)."""
+HOLD_BYTES = 64 * 2**20
+"""The scan keeps the decoded values while they take at most this much (a 7-joint topic at 1 kHz: about 6 minutes),
+so that a short bag is read once, not twice (reading, not processing, is most of a short bag's cost); a longer bag
+is read again, and its memory stays bounded."""
 
 
 @dataclass
@@ -61,6 +65,8 @@ class BagScan:
     """The other sources, whose joints are interpolated onto the stamps."""
     t_ns: np.ndarray | None = None
     """The samples' stamps [ns] when there are other sources (the interpolation runs on them)."""
+    held: list | None = None
+    """The decoded message chunks, in order, when the whole topic fit in ``HOLD_BYTES`` (else None: read again)."""
 
     def window_rows(self, start: float | None, end: float | None) -> tuple[int, int]:
         """The rows ``[a, b)`` with ``start <= t - t[0] <= end`` (as ``JointStateSeries.window``)."""
@@ -133,9 +139,16 @@ def scan_joint_states(path: str | Path, topic: str = "/joint_states", require: t
     where = f"{path}: topic {topic}"
     names: list[str] = []
     sources: dict[frozenset, _Source] = {}
-    count = fast = 0
+    count = fast = held_bytes = 0
+    held: list | None = []
     for receive_ns, raws in iter_topic_chunks(path, topic, chunk_messages):
         decoded = decode_messages(raws, topic, first=count)
+        if held is not None:
+            held_bytes += sum(f.nbytes for f in decoded.fields)
+            if held_bytes <= HOLD_BYTES:
+                held.append(decoded)
+            else:
+                held = None
         names += [n for n in decoded.names if n not in names]  # the order first seen, as the reader's
         patterns, first, inverse = np.unique(decoded.carries, axis=0, return_index=True, return_inverse=True)
         for g in np.argsort(first).tolist():
@@ -152,7 +165,21 @@ def scan_joint_states(path: str | Path, topic: str = "/joint_states", require: t
         raise DataError(f"{path}: topic {topic} has no messages")
     if not sources:
         raise DataError(f"{where}: no message names any joint")
-    return _merged(path, topic, where, require, names, list(sources.values()), count, fast, chunk_messages)
+    scan = _merged(path, topic, where, require, names, list(sources.values()), count, fast, chunk_messages)
+    scan.held = held
+    return scan
+
+
+def decoded_chunks(scan: BagScan) -> Iterator:
+    """The topic's messages decoded, chunk by chunk in order (each with its ``first`` message index): the scan's
+    held chunks, or the bag read again."""
+    if scan.held is not None:
+        yield from scan.held
+        return
+    first = 0
+    for _, raws in iter_topic_chunks(scan.path, scan.topic, scan.chunk_messages):
+        yield decode_messages(raws, scan.topic, first=first)
+        first += len(raws)
 
 
 def _add(source: _Source, decoded, receive_ns: np.ndarray, rows: np.ndarray, cols: np.ndarray, count: int) -> None:
@@ -242,17 +269,15 @@ class BagRows:
         if not joints or not any(wanted):
             return {}
         collected: dict[tuple[int, int], list[np.ndarray]] = {}
-        first = 0
-        for _, raws in iter_topic_chunks(scan.path, scan.topic, scan.chunk_messages):
-            decoded = decode_messages(raws, scan.topic, first=first)
+        for decoded in decoded_chunks(scan):
+            first, size = decoded.first, decoded.stamps.size
             for i, (source, names) in enumerate(zip(scan.secondary, wanted)):
-                lo, hi = np.searchsorted(source.message, [first, first + len(raws)])
+                lo, hi = np.searchsorted(source.message, [first, first + size])
                 if names and hi > lo:
                     rows, cols = source.message[lo:hi] - first, [decoded.names.index(n) for n in names]
                     for k in range(3):
                         if source.fields[k]:
                             collected.setdefault((i, k), []).append(decoded.fields[k][np.ix_(rows, cols)])
-            first += len(raws)
         tables = {}
         for name in joints:
             for k in range(3):
@@ -269,10 +294,9 @@ class BagRows:
     def _decoded(self) -> Iterator[list[np.ndarray | None]]:
         """The prepared fields of the samples, chunk of messages by chunk of messages."""
         scan = self.scan
-        first = 0
-        for _, raws in iter_topic_chunks(scan.path, scan.topic, scan.chunk_messages):
-            decoded = decode_messages(raws, scan.topic, first=first)
-            lo, hi = np.searchsorted(scan.message, [first, first + len(raws)])
+        for decoded in decoded_chunks(scan):
+            first = decoded.first
+            lo, hi = np.searchsorted(scan.message, [first, first + decoded.stamps.size])
             local = scan.message[lo:hi] - first
             t_ns = None if scan.t_ns is None else scan.t_ns[lo:hi].astype(np.float64)
             out = []
@@ -280,7 +304,6 @@ class BagRows:
                 columns = [self._column(decoded, local, t_ns, name, k) for name in self.joints]
                 out.append(None if all(c is None for c in columns) else
                            np.column_stack([np.full(local.size, np.nan) if c is None else c for c in columns]))
-            first += len(raws)
             yield self._prepared(out)
 
     def _column(self, decoded, local: np.ndarray, t_ns: np.ndarray | None, name: str, k: int) -> np.ndarray | None:

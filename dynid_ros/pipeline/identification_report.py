@@ -158,10 +158,23 @@ def fit_section(doc: Document, fit: FitSeries, units: list[tuple[str, str, str]]
     doc.figure(plots.plot_joint_fit(fit.t, fit.tau, fit.tau_hat, fit.joints, torque_units,
                                     figure_dir / FIGURES["fit"], f"Torque per joint ({window})"),
                "Measured and predicted torque per joint, and the residual.")
-    doc.figure(plots.plot_residual_structure(fit.q, fit.dq, fit.residual, fit.joints, units,
-                                             [d.structured for d in found], figure_dir / FIGURES["structure"]),
-               "Residual against each joint's position and velocity.")
+    structure_figure(doc, fit, units, [d.structured for d in found], figure_dir)
     return found
+
+
+def structure_figure(doc: Document, fit: FitSeries, units: list[tuple[str, str, str]], flagged: list[bool],
+                     figure_dir: Path) -> None:
+    """The residual of each flagged joint against its position and velocity: the evidence behind the flag. The
+    other joints' residuals show no pattern (the table's test), so their scatter would say nothing the table does
+    not; leaving them out keeps the reader on what matters (and spares drawing 2 panels per joint)."""
+    if not any(flagged):
+        doc.paragraph("No joint's residual is structured, so no residual-vs-state plot is drawn.")
+        return
+    keep = [j for j, f in enumerate(flagged) if f]
+    doc.figure(plots.plot_residual_structure(fit.q[:, keep], fit.dq[:, keep], fit.residual[:, keep],
+                                             [fit.joints[j] for j in keep], [units[j] for j in keep],
+                                             [True] * len(keep), figure_dir / FIGURES["structure"]),
+               "Residual of each flagged joint against its position and velocity.")
 
 
 def links_section(doc: Document, result: IdentificationResult, figure_dir: Path) -> None:

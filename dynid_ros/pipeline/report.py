@@ -15,21 +15,23 @@ import numpy as np
 from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com, inertia_matrix
 
 
-def _pyplot():
-    import matplotlib
+def new_figure(figsize: tuple[float, float]) -> object:
+    """A figure drawn by Agg, outside pyplot: no global figure registry, no GUI backend, nothing to close, safe in
+    any thread (matplotlib's object-oriented API; pyplot is for interactive use)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: matplotlib is heavy, only for reports
+    from matplotlib.figure import Figure  # deferred: as above
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def plot_torques(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: list[str], path: Path,
                  title: str = "Measured vs predicted joint torque") -> Path:
     """One row per joint: measured and predicted torque, and their difference."""
-    plt = _pyplot()
     n = len(joints)
-    fig, axes = plt.subplots(n, 1, figsize=(10, 1.6 * n + 1.0), sharex=True, squeeze=False)
+    fig = new_figure((10, 1.6 * n + 1.0))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)
     rel = t - t[0]
     for j, ax in enumerate(axes[:, 0]):
         ax.plot(rel, tau[:, j], color="tab:blue", lw=1.0, label="measured")
@@ -45,21 +47,20 @@ def plot_torques(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: li
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
 def plot_parameters(layout: ParameterLayout, identified: np.ndarray, nominal: np.ndarray, path: Path,
                     truth: np.ndarray | None = None) -> Path:
     """Masses and CoM positions per link: identified vs nominal (vs true when known)."""
-    plt = _pyplot()
     links = list(layout.links)
     x = np.arange(len(links))
     series = [("nominal", nominal, "tab:gray"), ("identified", identified, "tab:orange")]
     if truth is not None:
         series.insert(1, ("true", truth, "tab:green"))
     width = 0.8 / len(series)
-    fig, (ax_m, ax_c) = plt.subplots(2, 1, figsize=(10, 6.5))
+    fig = new_figure((10, 6.5))
+    ax_m, ax_c = fig.subplots(2, 1)
     for i, (label, delta, color) in enumerate(series):
         masses = np.array([delta[layout.link_slice(k)][0] for k in range(len(links))])
         ax_m.bar(x + (i - (len(series) - 1) / 2) * width, masses, width, label=label, color=color)
@@ -74,7 +75,6 @@ def plot_parameters(layout: ParameterLayout, identified: np.ndarray, nominal: np
     ax_m.set_title("Link parameters")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
@@ -184,6 +184,15 @@ def envelope(t: np.ndarray, y: np.ndarray, columns: int) -> tuple[np.ndarray, np
     return times, values
 
 
+def _few_ticks(ax: object, x_bins: int = 5, y_bins: int = 4) -> None:
+    """At most about ``x_bins``/``y_bins`` labelled ticks: enough to read a small per-joint panel, and every tick
+    is several artists that cost drawing time (most of a many-panel figure's)."""
+    from matplotlib.ticker import MaxNLocator  # deferred: matplotlib is heavy, only for reports
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=x_bins))
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=y_bins))
+
+
 def _margins(fig: object, left_in: float, right_in: float, bottom_in: float, top_in: float, hspace: float,
              wspace: float) -> None:
     """Fixed margins in inches (the per-joint figures' labels have known sizes: no layout pass needed)."""
@@ -195,10 +204,9 @@ def _margins(fig: object, left_in: float, right_in: float, bottom_in: float, top
 def plot_joint_fit(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: list[str], units: list[str],
                    path: Path, title: str) -> Path:
     """One row per joint: measured and predicted torque (left), the residual (right), each with its unit."""
-    plt = _pyplot()
     n = len(joints)
-    fig, axes = plt.subplots(n, 2, figsize=(13, 1.9 * n + 1.2), sharex=True, squeeze=False,
-                             gridspec_kw={"width_ratios": [3, 2]})
+    fig = new_figure((13, 1.9 * n + 1.2))
+    axes = fig.subplots(n, 2, sharex=True, squeeze=False, gridspec_kw={"width_ratios": [3, 2]})
     rel = t - t[0]
     columns = int(13 * PLOT_DPI * 0.55)  # pixel columns of the wider panel
     for j in range(n):
@@ -210,6 +218,7 @@ def plot_joint_fit(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: 
         ax_e.axhline(0.0, color="k", lw=0.5)
         ax_e.set_ylabel(f"residual [{units[j]}]", fontsize=8)
         for a in (ax, ax_e):
+            _few_ticks(a)
             a.grid(alpha=0.3)
             a.tick_params(labelsize=7)
     axes[0, 0].legend(loc="upper right", ncol=2, fontsize=7)
@@ -220,7 +229,6 @@ def plot_joint_fit(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: 
     fig.suptitle(title)
     _margins(fig, left_in=1.25, right_in=0.15, bottom_in=0.55, top_in=0.75, hspace=0.25, wspace=0.3)
     fig.savefig(path, dpi=PLOT_DPI)
-    plt.close(fig)
     return path
 
 
@@ -228,10 +236,10 @@ def plot_residual_structure(q: np.ndarray, dq: np.ndarray, residual: np.ndarray,
                             units: list[tuple[str, str, str]], flagged: list[bool], path: Path) -> Path:
     """One row per joint: the residual against the joint's position (left) and velocity (right); a flagged
     (structured) joint's title is red. ``units``: (position, velocity, torque) unit per joint."""
-    plt = _pyplot()
     n = len(joints)
     step = max(1, q.shape[0] // MAX_SCATTER_POINTS)
-    fig, axes = plt.subplots(n, 2, figsize=(11, 1.8 * n + 1.0), squeeze=False)
+    fig = new_figure((11, 1.8 * n + 1.0))
+    axes = fig.subplots(n, 2, sharey="row", squeeze=False)
     for j in range(n):
         pos_unit, vel_unit, torque_unit = units[j]
         for a, x, label in ((axes[j, 0], q[::step, j], f"position [{pos_unit}]"),
@@ -239,6 +247,7 @@ def plot_residual_structure(q: np.ndarray, dq: np.ndarray, residual: np.ndarray,
             a.plot(x, residual[::step, j], ".", ms=1.5, alpha=0.4, color="tab:red" if flagged[j] else "tab:gray")
             a.axhline(0.0, color="k", lw=0.5)
             a.set_xlabel(f"{joints[j]} {label}", fontsize=7, labelpad=1)
+            _few_ticks(a)
             a.tick_params(labelsize=7)
             a.grid(alpha=0.3)
         axes[j, 0].set_ylabel(f"residual\n[{torque_unit}]", fontsize=7)
@@ -247,16 +256,15 @@ def plot_residual_structure(q: np.ndarray, dq: np.ndarray, residual: np.ndarray,
     fig.suptitle("Residual vs position and velocity (a pattern = a torque the model lacks)")
     _margins(fig, left_in=0.95, right_in=0.15, bottom_in=0.45, top_in=0.6, hspace=0.7, wspace=0.25)
     fig.savefig(path, dpi=PLOT_DPI)
-    plt.close(fig)
     return path
 
 
 def plot_link_masses(links: list[str], mass: np.ndarray, prior_mass: np.ndarray, path: Path,
                      ratio_range: tuple[float, float]) -> Path:
     """Identified vs nominal mass per link (left) and their ratio on a log scale with the realistic band (right)."""
-    plt = _pyplot()
     x = np.arange(len(links))
-    fig, (ax_m, ax_r) = plt.subplots(1, 2, figsize=(13, 4.2))
+    fig = new_figure((13, 4.2))
+    ax_m, ax_r = fig.subplots(1, 2)
     ax_m.bar(x - 0.2, prior_mass, 0.4, label="nominal (URDF)", color="tab:gray")
     ax_m.bar(x + 0.2, mass, 0.4, label="identified", color="tab:orange")
     ax_m.set_ylabel("mass [kg]")
@@ -281,7 +289,6 @@ def plot_link_masses(links: list[str], mass: np.ndarray, prior_mass: np.ndarray,
     fig.suptitle("Link masses")
     fig.tight_layout()
     fig.savefig(path, dpi=PLOT_DPI)
-    plt.close(fig)
     return path
 
 
@@ -289,10 +296,10 @@ def plot_coverage(joints: list[str], q: np.ndarray, dq: np.ndarray, position_lim
                   velocity_limits: np.ndarray, path: Path) -> Path:
     """Per joint, the position range (left) and the speed (right) the data cover, as a share of the joint's
     limits where the description has them (absolute values where it has none, with the axis labelled so)."""
-    plt = _pyplot()
     n = len(joints)
     y = np.arange(n)
-    fig, (ax_q, ax_v) = plt.subplots(1, 2, figsize=(13, 0.45 * n + 1.6))
+    fig = new_figure((13, 0.45 * n + 1.6))
+    ax_q, ax_v = fig.subplots(1, 2)
     lo, hi = position_limits[:, 0], position_limits[:, 1]
     finite = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
     span = np.where(finite, hi - lo, 1.0)
@@ -317,5 +324,4 @@ def plot_coverage(joints: list[str], q: np.ndarray, dq: np.ndarray, position_lim
     fig.suptitle("Excitation coverage")
     fig.tight_layout()
     fig.savefig(path, dpi=PLOT_DPI)
-    plt.close(fig)
     return path
