@@ -130,6 +130,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     """:func:`identify_linear` from the processed data (``data``: of the options' window and ``processing``, by
     default the options'; ``choice``: the cutoff chosen on the data, recorded with the processing)."""
     warnings = list(warnings or []) + segment_warnings(data.segments)
+    position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
     layout = model.layout_for(options.friction, options.armature)
     processing = processing or ProcessingOptions(**options.processing)
     if base is None:
@@ -161,7 +162,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     terms: list[TermFit] = []
     if fit_target is None and position_torque_setting(options.position_torque, model.joints) != "off":
         with timer.stage("position_torque"):
-            found = _position_terms(setting, w_b, tau, weighting, estimate)
+            found = _position_terms(setting, w_b, tau, weighting, estimate, load_report)
         if found is not None:
             terms, fitted, messages = found
             if fitted is not None:
@@ -248,8 +249,8 @@ def _fitted(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, raw: np.ndarray | 
 
 
 def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
-                    weighting: tuple[np.ndarray, JointInflation] | None, estimate: _Estimate
-                    ) -> tuple[list[TermFit], tuple, list[str]] | None:
+                    weighting: tuple[np.ndarray, JointInflation] | None, estimate: _Estimate, load_report: dict | None
+                    ) -> tuple[list[TermFit], tuple | None, list[str]] | None:
     """The position-dependent torques the cross-validation keeps (:mod:`dynid_ros.pipeline.
     position_torque_selection`), the fit with them (:func:`_fitted`; None when none is kept) and the console's
     lines of the candidates not kept; None when no joint is a candidate (no structure by position) or named."""
@@ -260,10 +261,14 @@ def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
     candidates = flagged_by_position(residual, data.q, s.kept) if setting == "auto" else []
     if not candidates and not named:
         return None
-    informative = s.options.method == "fbpe" and s.options.prior == "nominal" and weighting is not None
-    problem = FitProblem(w_b, tau, data.tau_raw.reshape(-1), data.q, s.kept,
-                         weighting[0] if informative else None, weighting[1].factor if informative else None,
-                         s.base, s.prior if informative else None, np.sqrt(np.mean(data.tau**2, axis=0)))
+    prior = s.prior if s.load is None or load_report is not None else s.link_prior  # the one of the estimate
+
+    def estimator(w: np.ndarray, target: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _estimate(s.options, w, target, s.base, s.base.layout, prior, s.bounds, s.attached, s.fixed, rows,
+                         weighting).beta
+
+    problem = FitProblem(w_b, tau, data.tau_raw.reshape(-1), data.q, s.kept, estimator,
+                         np.sqrt(np.mean(data.tau**2, axis=0)))
     choices = choose_terms(problem, candidates, named, s.joints)
     messages = [c.message() for c in choices if not c.kept]
     series = [PositionSeries.over(c.joint, s.joints.index(c.joint), data.q[s.kept.reshape(-1, n_dof)[:, i], i])

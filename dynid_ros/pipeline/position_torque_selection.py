@@ -6,9 +6,10 @@ their own position (:func:`dynid_ros.estimation.position_torque.flagged_by_posit
 never given a term. For each candidate the identification window is split into the contiguous time blocks of the
 filter-cutoff choice (:data:`dynid_ros.pipeline.cutoff_selection.BLOCKS`; blocked cross-validation for dependent
 data, Roberts et al. 2017), and each block is predicted by the fit of the others, without and with the term
-(:mod:`dynid_ros.estimation.position_torque`). The fit is that of the estimate without its LMIs: with a prior, the
-Gaussian MAP of FBPE's objective (its data weight, per-joint weights and inflation, the prior on the standard
-parameters), which has a closed form; without one, least squares. The scores are held-out squared errors against the
+(:mod:`dynid_ros.estimation.position_torque`). The fit is the identification's own estimator (FBPE by default:
+its LMIs, bounds, prior and the weighting of the whole window), on the other blocks' rows: a term is judged by
+what it does to the estimate the user gets (an unconstrained fit can absorb a spring into implausible link
+parameters and would judge the term useless). The scores are held-out squared errors against the
 recorded, unfiltered torque (Sousa & Cortesão 2014 eq. 84). The gain of block ``k`` is the log ratio ``d_k`` of
 the joint's held-out squared error without and with the term: scale-free, so a block where the joint carries more
 torque does not dominate (the absolute drops differ by an order of magnitude between blocks of one excitation).
@@ -17,18 +18,17 @@ t_{1 - alpha, B - 1} std(d) / sqrt(B)`` with ``alpha`` the significance of the r
 (:data:`~dynid_ros.estimation.residual_structure.SIGNIFICANCE`): the margin is the block-to-block spread of the
 gain, not a tuned percentage; and when the whole fit's held-out error (every joint) drops too, so the term does
 not buy its joint at the others' expense. A joint named in the option gets the term without the
-test (its numbers are still reported).
+test (the user's knowledge: a gravity compensator, a cable).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.row_chunks import RowChunks
-from dynid_ros.estimation import estimators
 from dynid_ros.estimation.position_torque import (
     JointProfile,
     PositionSeries,
@@ -39,7 +39,6 @@ from dynid_ros.estimation.position_torque import (
     residual_noise,
     term_torques,
 )
-from dynid_ros.estimation.prior import Prior
 from dynid_ros.estimation.residual_structure import SIGNIFICANCE
 from dynid_ros.pipeline.cutoff_selection import BLOCKS
 
@@ -47,20 +46,20 @@ from dynid_ros.pipeline.cutoff_selection import BLOCKS
 @dataclass
 class TermChoice:
     """One candidate: its joint, whether the term is kept (whether the option named it, whether its residual was
-    flagged as a function of its position), the joint's and the
-    whole fit's cross-validated relative errors without and with the term, and the test's mean gain (the mean
-    over the blocks of the log ratio of the joint's held-out squared error without and with the term) and margin."""
+    flagged as a function of its position), the joint's and the whole fit's cross-validated relative errors
+    without and with the term (None for a named joint), and the test's mean gain (the mean over the blocks of the
+    log ratio of the joint's held-out squared error without and with the term) and margin."""
 
     joint: str
     kept: bool
     named: bool
     flagged: bool
-    joint_error_without: float
-    joint_error_with: float
-    error_without: float
-    error_with: float
-    gain: float
-    margin: float
+    joint_error_without: float | None
+    joint_error_with: float | None
+    error_without: float | None
+    error_with: float | None
+    gain: float | None
+    margin: float | None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -96,10 +95,11 @@ class TermFit:
     def message(self) -> str:
         """The console's and the report's line."""
         c = self.choice
-        return (f"{self.series.joint}: a position-dependent torque (spring/cable) was modelled: cross-validated "
-                f"error {100 * c.joint_error_without:.1f} % -> {100 * c.joint_error_with:.1f} %; amplitude "
-                f"{self.amplitude:.3g} N m" + (" (named in model.position_torque)" if c.named else "")
-                + "; identified.urdf has no element for it: parameters.yaml holds it and dynid validate applies it")
+        why = ("named in model.position_torque (not cross-validated)" if c.named else
+               f"cross-validated error {100 * c.joint_error_without:.1f} % -> {100 * c.joint_error_with:.1f} %")
+        return (f"{self.series.joint}: a position-dependent torque (spring/cable) was modelled: {why}; amplitude "
+                f"{self.amplitude:.3g} N m; identified.urdf has no element for it: parameters.yaml holds it and "
+                "dynid validate applies it")
 
 
 def terms_torque(terms: list[TermFit], q: np.ndarray) -> np.ndarray:
@@ -107,21 +107,22 @@ def terms_torque(terms: list[TermFit], q: np.ndarray) -> np.ndarray:
     return term_torques([t.series for t in terms], [t.coefficients for t in terms], q)
 
 
+Estimator = Callable[[np.ndarray | RowChunks, np.ndarray, np.ndarray], np.ndarray]
+"""``estimator(w_b, tau, rows) -> beta``: the base parameters of the fit of the rows ``rows``."""
+
+
 @dataclass
 class FitProblem:
-    """The rows of the linear fit and what its estimator weighs them with: regressor, target and recorded torque
-    (rows), positions (samples, n_dof), rows in the fit, FBPE's row weights and per-joint inflation (None: least
-    squares), the base parameters and the prior (None: none), and each joint's prior width of a term [N m]."""
+    """The rows of the linear fit: regressor, target and recorded torque (rows), positions (samples, n_dof), the
+    rows in the fit, the identification's own estimator (``estimator(w_b, tau, rows) -> beta``: its weighting,
+    prior, LMIs and bounds) and each joint's prior width of a term [N m]."""
 
     w_b: np.ndarray | RowChunks
     tau: np.ndarray
     raw: np.ndarray
     q: np.ndarray
     rows: np.ndarray
-    weights: np.ndarray | None
-    factors: np.ndarray | None
-    base: BaseParameters
-    prior: Prior | None
+    estimator: Estimator
     term_std: np.ndarray
 
     @property
@@ -136,50 +137,35 @@ class FitProblem:
 
     def predict(self, rows: np.ndarray, terms: list[PositionSeries]) -> np.ndarray:
         """(samples, n_dof) torque of the fit of ``rows`` with ``terms``, on every sample."""
-        beta = self.fit(self.w_b, self.tau, rows)
+        beta = self.estimator(self.w_b, self.tau, rows)
         if not terms:
             return (self.w_b @ beta).reshape(-1, self.n_dof)
         profiles = self.profiles(terms, rows, beta)
-        beta = self.fit(profiled_rows(self.w_b, self.q, profiles, rows), profiled_vector(self.tau, self.q, profiles,
-                                                                                        rows), rows)
+        beta = self.estimator(profiled_rows(self.w_b, self.q, profiles, rows),
+                              profiled_vector(self.tau, self.q, profiles, rows), rows)
         coefficients = [p.coefficients(beta)[0] for p in profiles]
         return (self.w_b @ beta).reshape(-1, self.n_dof) + term_torques(terms, coefficients, self.q)
-
-    def fit(self, w_b: np.ndarray | RowChunks, tau: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The base parameters of the fit of ``rows`` (module docstring: Gaussian MAP, or least squares)."""
-        n_dof = self.n_dof
-        if self.prior is None or self.weights is None:
-            return estimators.ols(w_b, tau, n_dof, rows=rows).beta
-        w_b, tau, rows = estimators.in_fit(w_b, tau, rows)
-        layout, K = self.base.layout, self.base.K
-        plain = estimators.scaled_data(w_b, tau, K, layout, self.weights, self.prior.mean, rows)
-        sigma2, _ = estimators.noise_variance(w_b, tau, plain, self.weights, n_dof, rows)
-        inflated = self.weights / np.tile(np.sqrt(self.factors), tau.size // n_dof)
-        data = estimators.scaled_data(w_b, tau, K, layout, inflated, self.prior.mean, rows)
-        weight = estimators.map_data_weight(data, sigma2, 1.0)[0]
-        f = self.prior.factor() * data.size
-        hessian = weight**2 * data.a.T @ data.a + f.T @ f
-        x = np.linalg.solve(hessian, weight**2 * data.a.T @ data.b + f.T @ (f @ (self.prior.mean / data.size)))
-        return K @ (data.size * x)
 
 
 def choose_terms(problem: FitProblem, candidates: list[int], named: list[int], joints: tuple[str, ...] | list[str]
                  ) -> list[TermChoice]:
-    """The cross-validated choice for every candidate joint and every named one (module docstring)."""
+    """The cross-validated choice for every candidate joint; every named one is kept without it."""
     n_samples = problem.q.shape[0]
-    block = np.repeat(np.minimum(np.arange(n_samples) * BLOCKS // n_samples, BLOCKS - 1), problem.n_dof)
     rows = np.asarray(problem.rows, dtype=bool).reshape(-1)
+    out = [TermChoice(joints[j], True, True, False, None, None, None, None, None, None) for j in named]
+    if not candidates:
+        return out
+    block = np.repeat(np.minimum(np.arange(n_samples) * BLOCKS // n_samples, BLOCKS - 1), problem.n_dof)
     plain = [problem.predict(rows & (block != k), []) for k in range(BLOCKS)]
-    out = []
-    for j in sorted(set(candidates) | set(named)):
+    for j in candidates:
         term = PositionSeries.over(joints[j], j, problem.q[rows.reshape(-1, problem.n_dof)[:, j], j])
         modelled = [problem.predict(rows & (block != k), [term]) for k in range(BLOCKS)]
-        out.append(_choice(problem, block, rows, plain, modelled, term, j in named, j in candidates))
+        out.append(_choice(problem, block, rows, plain, modelled, term))
     return out
 
 
 def _choice(problem: FitProblem, block: np.ndarray, rows: np.ndarray, plain: list[np.ndarray],
-            modelled: list[np.ndarray], term: PositionSeries, named: bool, flagged: bool) -> TermChoice:
+            modelled: list[np.ndarray], term: PositionSeries) -> TermChoice:
     """The test of one term from the held-out predictions of every block without and with it."""
     from scipy.stats import t as t_distribution  # deferred: scipy is imported only when a joint is a candidate
 
@@ -198,5 +184,5 @@ def _choice(problem: FitProblem, block: np.ndarray, rows: np.ndarray, plain: lis
     margin = float(t_distribution.ppf(1.0 - SIGNIFICANCE, BLOCKS - 1) * np.std(gains, ddof=1) / np.sqrt(BLOCKS))
     relative = np.sqrt(sums.sum(axis=1) / np.maximum(np.repeat(scale.sum(axis=1), 2), 1e-300))
     significant = bool(np.mean(gains) > margin and relative[1] < relative[0])
-    return TermChoice(term.joint, significant or named, named, flagged, float(relative[2]), float(relative[3]),
+    return TermChoice(term.joint, significant, False, True, float(relative[2]), float(relative[3]),
                       float(relative[0]), float(relative[1]), float(np.mean(gains)), margin)
