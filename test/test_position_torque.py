@@ -25,10 +25,10 @@ from dynid_ros.estimation.position_torque import (
     profile,
     profiled_rows,
     profiled_vector,
+    terms_from_dict,
 )
 from dynid_ros.pipeline.identify import identify, identify_bag
 from dynid_ros.pipeline.options import IdentificationOptions, identification_options
-from dynid_ros.pipeline.validate import position_terms
 from dynid_ros.robot.model import load_model
 from test_streaming import TINY, URDF, panda_series, relative
 
@@ -113,7 +113,7 @@ def test_streamed_term_equals_the_in_memory_one(spring_bag: Path) -> None:
     choice = whole.position_torque["panda_joint4"]["cross_validation"]
     assert choice["kept"] and choice["named"] and choice["joint_error_with"] is None
     q = whole.fit.q[:, SPRING_JOINT]
-    series, coefficients = position_terms({"position_torque": whole.position_torque}, load_model(urdf=URDF))
+    series, coefficients = terms_from_dict(whole.position_torque, load_model(urdf=URDF).joints)
     found = series[0].torque(q, coefficients[0])
     spring = STIFFNESS * q
     assert relative(spring - spring.mean(), found - found.mean()) < 0.1

@@ -228,3 +228,19 @@ def flagged_by_position(residual: np.ndarray, q: np.ndarray, rows: np.ndarray | 
         if share >= STRUCTURED_SHARE and share_p_value(share, n_effective) < SIGNIFICANCE:
             out.append(j)
     return out
+
+
+def terms_from_dict(terms: dict | None, joints: list[str] | tuple[str, ...], where: str = "position_torque"
+                    ) -> tuple[list[PositionSeries], list[np.ndarray]] | None:
+    """The series and coefficients of a ``position_torque`` mapping (joint -> ``center``, ``half_range``,
+    ``order``, ``coefficients``: ``report.json`` / ``parameters.yaml``), or None when it is empty."""
+    if not terms:
+        return None
+    try:
+        series = [PositionSeries(joint, list(joints).index(joint), float(v["center"]), float(v["half_range"]),
+                                 int(v["order"])) for joint, v in terms.items()]
+        coefficients = [np.asarray(v["coefficients"], dtype=float).reshape(t.order)
+                        for t, v in zip(series, terms.values())]
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise DataError(f"{where}: unreadable position_torque entry: {err}") from err
+    return series, coefficients

@@ -21,7 +21,7 @@ from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
 from dynid_ros.estimation.fit_quality import relative_error
-from dynid_ros.estimation.position_torque import PositionSeries, term_torques
+from dynid_ros.estimation.position_torque import PositionSeries, term_torques, terms_from_dict
 from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters, sigmoid_torque
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_report import diagnostics, fit_section, joint_units, provenance_section
@@ -130,15 +130,7 @@ def _identified(result_dir: Path, parameters: dict, model: RobotModel, start: fl
 
 def position_terms(parameters: dict, model: RobotModel) -> tuple[list[PositionSeries], list[np.ndarray]] | None:
     """The position-dependent torques of a result's ``parameters.yaml`` (``position_torque``), or None."""
-    terms = parameters.get("position_torque") or {}
-    try:
-        series = [PositionSeries(joint, list(model.joints).index(joint), float(v["center"]), float(v["half_range"]),
-                                 int(v["order"])) for joint, v in terms.items()]
-        coefficients = [np.asarray(v["coefficients"], dtype=float).reshape(s.order)
-                        for s, v in zip(series, terms.values())]
-    except (KeyError, TypeError, ValueError) as err:
-        raise DataError(f"{PARAMETERS_FILE}: unreadable position_torque entry: {err}") from err
-    return (series, coefficients) if series else None
+    return terms_from_dict(parameters.get("position_torque"), model.joints, PARAMETERS_FILE)
 
 
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,

@@ -43,13 +43,13 @@ import numpy as np
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.fit_quality import relative_error
-from dynid_ros.estimation.position_torque import term_torques
+from dynid_ros.estimation.position_torque import term_torques, terms_from_dict
 from dynid_ros.estimation.residual_structure import joint_diagnostics
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.execution_profile import build_execution_profile
 from dynid_ros.pipeline.identify import identify
 from dynid_ros.pipeline.options import IdentificationOptions
-from dynid_ros.pipeline.validate import evaluate_parameters, position_terms, processed_window
+from dynid_ros.pipeline.validate import evaluate_parameters, processed_window
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import RobotModel, load_model, nominal_parameters
 from dynid_ros.robot.resources import robot_file
@@ -244,8 +244,7 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
     layout = result.layout
     truth_delta = setup.truth.parameter_vector(model, layout)
     data = processed_window(model, validation, options, result.processing)
-    terms = None if result.position_torque is None else position_terms(
-        {"position_torque": result.position_torque}, model)
+    terms = terms_from_dict(result.position_torque, model.joints)
     identified = evaluate_parameters(model, layout, result.delta, data, position=terms)
     best = evaluate_parameters(model, layout, truth_delta, data)
     spring = spring_torque(setup.truth, data.q)
