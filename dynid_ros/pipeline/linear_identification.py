@@ -271,8 +271,9 @@ def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
                          np.sqrt(np.mean(data.tau**2, axis=0)))
     choices = choose_terms(problem, candidates, named, s.joints)
     messages = [c.message() for c in choices if not c.kept]
-    series = [PositionSeries.over(c.joint, s.joints.index(c.joint), data.q[s.kept.reshape(-1, n_dof)[:, i], i])
-              for c in choices if c.kept for i in [s.joints.index(c.joint)]]
+    in_fit = s.kept.reshape(-1, n_dof)
+    indices = [s.joints.index(c.joint) for c in choices if c.kept]
+    series = [PositionSeries.over(s.joints[j], j, data.q[in_fit[:, j], j]) for j in indices]
     if not series:
         return [], None, messages
     profiles = problem.profiles(series, s.kept, estimate.beta)
