@@ -40,7 +40,10 @@ def _motion(t: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, n
 @pytest.fixture(scope="module")
 def spring_case(tmp_path_factory) -> dict:
     """Panda torques (nominal inertials, friction) plus a spring on joint 4 of 10 % of its gravity torque span
-    (issue 19, case f) and 1 % white noise; 20 s at 200 Hz to identify, another motion to validate."""
+    (issue 19, case f) and 1 % white noise; 20 s at 200 Hz to identify, another motion to validate. Identified
+    with the position-dependent torque term off (``model: position_torque: off``), so that the report's flag and
+    the data weight of the unmodelled spring are what is shown; with the default, the term models it
+    (:func:`test_the_default_models_the_spring_and_the_report_names_it`)."""
     tmp = tmp_path_factory.mktemp("spring")
     model = load_model(urdf=PANDA_URDF)
     layout = model.layout_for()
@@ -60,8 +63,10 @@ def spring_case(tmp_path_factory) -> dict:
         tau[:, SPRING_JOINT] += stiffness * (q[:, SPRING_JOINT] - mid[SPRING_JOINT])
         tau += 0.01 * tau.std(axis=0) * rng.standard_normal(tau.shape)
         bags[name] = write_joint_states(tmp / name, JointStateSeries(list(model.joints), t, q, dq, tau))
-    out = tmp / "result"
-    assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bags["train"]), "--out", str(out)]) == 0
+    out, off = tmp / "result", tmp / "term_off.yaml"
+    off.write_text("identification:\n  model: {position_torque: 'off'}\n")  # the spring left unmodelled: flagged
+    assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bags["train"]), "--out", str(out),
+                 "--config", str(off)]) == 0
     return {"out": out, "bags": bags, "tmp": tmp}
 
 
@@ -113,6 +118,23 @@ def test_the_spring_joint_and_only_it_is_flagged_as_structured(spring_case):
     assert all(d["r2"] > 0.9 and d["autocorrelation_time"] >= 1.0 for d in found)
     page = (spring_case["out"] / "report.html").read_text()
     assert "Structured residual on panda_joint4" in page
+
+
+def test_the_default_models_the_spring_and_the_report_names_it(spring_case):
+    """Item 4: with the default (``position_torque: auto``) the flagged joint's spring is modelled by the term the
+    cross-validation keeps, and the console's line is in the report a person reads."""
+    out = spring_case["tmp"] / "result_auto"
+    assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(spring_case["bags"]["train"]), "--out",
+                 str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    term = report["position_torque"]["panda_joint4"]
+    assert list(report["position_torque"]) == ["panda_joint4"] and term["cross_validation"]["flagged"]
+    assert term["cross_validation"]["joint_error_with"] < 0.5 * term["cross_validation"]["joint_error_without"]
+    assert not any(d["structured"] for d in report["joint_diagnostics"])  # the spring is modelled, not left over
+    line = "panda_joint4: a position-dependent torque (spring/cable) was modelled: cross-validated error"
+    assert line in (out / "report.md").read_text() and line in (out / "report.html").read_text()
+    off = json.loads((spring_case["out"] / "report.json").read_text())
+    assert report["relative_error_per_joint"][SPRING_JOINT] < 0.5 * off["relative_error_per_joint"][SPRING_JOINT]
 
 
 def test_validate_writes_the_html_beside_the_json_and_never_overwrites_a_foreign_file(spring_case):

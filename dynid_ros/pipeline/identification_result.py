@@ -45,6 +45,9 @@ class IdentificationResult:
     """Standard deviation of the prior on each standard parameter (None without a prior)."""
     unmodelled_load: dict | None = None
     """``{"link", "mass", "com", "mass_std"}`` of a load on the last link the URDF lacks (None: the data show none)."""
+    position_torque: dict | None = None
+    """Per joint with a position-dependent torque (pipeline.position_torque_selection ``TermFit.to_dict``), or
+    None: none modelled."""
     data_weight: dict | None = None
     """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
     ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for

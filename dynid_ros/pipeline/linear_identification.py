@@ -35,12 +35,19 @@ from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
 from dynid_ros.estimation.model_error import JointInflation, joint_inflation
 from dynid_ros.estimation.penalty_retrieval import pbpr
+from dynid_ros.estimation.position_torque import PositionSeries, flagged_by_position, profiled_rows, profiled_vector
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import flange_load, split_extra_body, with_extra_body
 from dynid_ros.pipeline.cutoff_selection import choose_cutoff
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_result import IdentificationResult
-from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.pipeline.options import IdentificationOptions, position_torque_setting
+from dynid_ros.pipeline.position_torque_selection import (
+    FitProblem,
+    TermFit,
+    choose_terms,
+    terms_torque,
+)
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout
@@ -123,6 +130,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     """:func:`identify_linear` from the processed data (``data``: of the options' window and ``processing``, by
     default the options'; ``choice``: the cutoff chosen on the data, recorded with the processing)."""
     warnings = list(warnings or []) + segment_warnings(data.segments)
+    position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
     layout = model.layout_for(options.friction, options.armature)
     processing = processing or ProcessingOptions(**options.processing)
     if base is None:
@@ -148,26 +156,26 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     with timer.stage("estimate"):
         fixed = {m.index: m.value for m in missing}
         raw = data.tau_raw if fit_target is None else None  # a fit target (|tau| signs) has no raw torque to match
-        weighting = _data_weighting(options, w_b, tau, data, model.joints, fixed, kept, raw)
-        estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
-        refined = _refined_weighting(weighting, w_b, tau, estimate.beta, data, kept, model.joints, raw)
-        if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
-            weighting = refined
-            estimate = _estimate(options, w_b, tau, base, layout, prior, bounds, attached, fixed, kept, weighting)
-        if weighting is not None:
-            warnings += weighting[1].reduced(model.joints)
-        load_params, load_report = (None, None) if load is None else \
-            split_extra_body(estimate.delta, estimate.delta_std, link_prior, layout, load)
-        if load is not None and load_report is None:  # the data show no load: the links keep their own prior
-            estimate = _estimate(options, w_b, tau, base, layout, link_prior, bounds, attached, fixed, kept,
-                                 weighting)
+        setting = _FitSetting(options, data, model.joints, base, prior, link_prior, load, bounds, attached, fixed,
+                              kept)
+        weighting, estimate, load_params, load_report, reduced = _fitted(setting, w_b, tau, raw)
+    terms: list[TermFit] = []
+    if fit_target is None and position_torque_setting(options.position_torque, model.joints) != "off":
+        with timer.stage("position_torque"):
+            found = _position_terms(setting, w_b, tau, weighting, estimate, load_report)
+        if found is not None:
+            terms, fitted, messages = found
+            if fitted is not None:
+                weighting, estimate, load_params, load_report, reduced = fitted
+            warnings += messages + [t.message() for t in terms]
+    warnings += reduced
     if estimate.status != "optimal":
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
         warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
                         "noise-free): the standard deviations are those of that weight, not of the data")
     with timer.stage("evaluate"):
-        predicted = torques(model, layout, estimate.delta, data.q, data.dq, data.ddq)
+        predicted = torques(model, layout, estimate.delta, data.q, data.dq, data.ddq) + terms_torque(terms, data.q)
         err, err_joint = relative_error(data.tau_raw, predicted)
         warnings += [p.message() for p in coupled_pairs(data.tau_raw - predicted, data.dq, data.ddq, model.joints)]
         feasible = _checked_feasibility(estimate.delta, layout, options, bounds, attached)
@@ -187,6 +195,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
     result.data_weight = None if weighting is None else weighting[1].to_dict(model.joints)
+    result.position_torque = {t.series.joint: t.to_dict() for t in terms} if terms else None
     return result
 
 
@@ -197,6 +206,83 @@ def segment_warnings(segments: list[dict]) -> list[str]:
     spans = ", ".join(f"{s['start_s']:.3f}-{s['end_s']:.3f} s" + ("" if s["used"] else " (left out: too short)")
                       for s in segments)
     return [f"{len(segments) - 1} gap(s) in the stamps: {len(segments)} segments processed separately: {spans}"]
+
+
+@dataclass
+class _FitSetting:
+    """What every estimate of one identification shares (the rows aside)."""
+
+    options: IdentificationOptions
+    data: ProcessedData
+    joints: tuple[str, ...]
+    base: BaseParameters
+    prior: Prior
+    link_prior: Prior
+    load: object | None
+    bounds: Bounds
+    attached: np.ndarray
+    fixed: dict[int, float]
+    kept: np.ndarray
+
+
+def _fitted(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, raw: np.ndarray | None) -> tuple:
+    """``(weighting, estimate, load parameters, load report, warnings)`` of the rows ``w_b``, ``tau`` (``raw``: the
+    recorded torque the residual structure is measured against, None: the target): the weighting, the estimate
+    with it, again with the weighting of its own residual when that shows more model error, and without the
+    flange load when the data show none."""
+    layout, options = s.base.layout, s.options
+    weighting = _data_weighting(options, w_b, tau, s.data, s.joints, s.fixed, s.kept, raw)
+    estimate = _estimate(options, w_b, tau, s.base, layout, s.prior, s.bounds, s.attached, s.fixed, s.kept,
+                         weighting)
+    refined = _refined_weighting(weighting, w_b, tau, estimate.beta, s.data, s.kept, s.joints, raw)
+    if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
+        weighting = refined
+        estimate = _estimate(options, w_b, tau, s.base, layout, s.prior, s.bounds, s.attached, s.fixed, s.kept,
+                             weighting)
+    reduced = [] if weighting is None else weighting[1].reduced(s.joints)
+    load_params, load_report = (None, None) if s.load is None else \
+        split_extra_body(estimate.delta, estimate.delta_std, s.link_prior, layout, s.load)
+    if s.load is not None and load_report is None:  # the data show no load: the links keep their own prior
+        estimate = _estimate(options, w_b, tau, s.base, layout, s.link_prior, s.bounds, s.attached, s.fixed,
+                             s.kept, weighting)
+    return weighting, estimate, load_params, load_report, reduced
+
+
+def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
+                    weighting: tuple[np.ndarray, JointInflation] | None, estimate: _Estimate, load_report: dict | None
+                    ) -> tuple[list[TermFit], tuple | None, list[str]] | None:
+    """The position-dependent torques the cross-validation keeps (:mod:`dynid_ros.pipeline.
+    position_torque_selection`), the fit with them (:func:`_fitted`; None when none is kept) and the console's
+    lines of the candidates not kept; None when no joint is a candidate (no structure by position) or named."""
+    data, n_dof = s.data, len(s.joints)
+    setting = position_torque_setting(s.options.position_torque, s.joints)
+    named = [] if isinstance(setting, str) else [s.joints.index(j) for j in setting]
+    residual = data.tau_raw - (w_b @ estimate.beta).reshape(-1, n_dof)
+    candidates = flagged_by_position(residual, data.q, s.kept) if setting == "auto" else []
+    if not candidates and not named:
+        return None
+    prior = s.prior if s.load is None or load_report is not None else s.link_prior  # the one of the estimate
+
+    def estimator(w: np.ndarray, target: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _estimate(s.options, w, target, s.base, s.base.layout, prior, s.bounds, s.attached, s.fixed, rows,
+                         weighting).beta
+
+    problem = FitProblem(w_b, tau, data.tau_raw.reshape(-1), data.q, s.kept, estimator,
+                         np.sqrt(np.mean(data.tau**2, axis=0)))
+    choices = choose_terms(problem, candidates, named, s.joints)
+    messages = [c.message() for c in choices if not c.kept]
+    in_fit = s.kept.reshape(-1, n_dof)
+    indices = [s.joints.index(c.joint) for c in choices if c.kept]
+    series = [PositionSeries.over(s.joints[j], j, data.q[in_fit[:, j], j]) for j in indices]
+    if not series:
+        return [], None, messages
+    profiles = problem.profiles(series, s.kept, estimate.beta)
+    rows, target = profiled_rows(w_b, data.q, profiles, s.kept), profiled_vector(tau, data.q, profiles, s.kept)
+    raw = profiled_vector(data.tau_raw.reshape(-1), data.q, profiles, s.kept).reshape(-1, n_dof)
+    fitted = _fitted(s, rows, target, raw)
+    chosen = {c.joint: c for c in choices}
+    terms = [TermFit(p.series, *p.coefficients(fitted[1].beta), chosen[p.series.joint]) for p in profiles]
+    return terms, fitted, messages
 
 
 def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,

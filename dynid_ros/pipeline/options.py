@@ -53,6 +53,9 @@ class IdentificationOptions:
     pbpr: dict = field(default_factory=dict)
     unmodelled_load: bool = True
     """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
+    position_torque: str | list[str] = "auto"
+    """``model: position_torque``: a per-joint position-dependent torque (spring, cable) where cross-validation
+    shows one (``auto``), never (``off``), or on the named joints (pipeline.position_torque_selection)."""
 
     def check(self) -> None:
         """Raise ConfigError for invalid choices."""
@@ -63,7 +66,30 @@ class IdentificationOptions:
                 raise ConfigError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ConfigError(f"--end ({self.end}) must be after --start ({self.start})")
+        self.position_torque = position_torque_setting(self.position_torque)
 
+
+
+POSITION_TORQUE_CHOICES = ("auto", "off")
+"""Values of ``model: position_torque`` besides a list of joint names."""
+
+
+def position_torque_setting(value: object, joints: tuple[str, ...] | list[str] | None = None) -> str | list[str]:
+    """The checked ``model: position_torque`` option: ``auto``, ``off``, or a list of joint names (of ``joints``,
+    when given)."""
+    if value is None:
+        return "auto"
+    if isinstance(value, str):
+        if value not in POSITION_TORQUE_CHOICES:
+            raise ConfigError(f"model.position_torque must be auto, off or a list of joint names, not {value!r}")
+        return value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"model.position_torque must be auto, off or a list of joint names, not {value!r}")
+    unknown = [v for v in value if joints is not None and v not in joints]
+    if unknown:
+        raise ConfigError(f"model.position_torque: joint(s) {', '.join(unknown)} are not identified joints "
+                          f"({', '.join(joints)})")
+    return list(value)
 
 
 def identification_options(config: Mapping[str, object] | None,
@@ -86,7 +112,7 @@ def identification_options(config: Mapping[str, object] | None,
     options = IdentificationOptions(
         **chosen, start=given.get("start"), end=given.get("end"), bounds=bounds,
         processing=dict(config.get("processing") or {}), prior_tolerance=dict(config.get("prior_tolerance") or {}),
-        pbpr=pbpr)
+        pbpr=pbpr, position_torque=dict(config.get("model") or {}).get("position_torque", defaults.position_torque))
     options.armature, options.strict = bool(options.armature), bool(options.strict)
     options.unmodelled_load = bool(options.unmodelled_load)
     options.check()

@@ -12,7 +12,11 @@ of the window, Sousa & Cortesão 2014 eq. 84, against the recorded effort), ``re
 the identified terms ``identified.urdf`` cannot hold: armature, offset, sigmoid; :mod:`dynid_ros.robot.mjcf_writer`),
 ``segments`` (the runs of samples between gaps in the stamps), ``joint_diagnostics`` (per joint: relative error,
 R^2, residual autocorrelation time, structured residual), ``excitation`` (condition numbers, range and speed
-covered), ``unmodelled_load``, ``provenance``, ``report_html`` / ``report_markdown`` (absolute paths of the
+covered), ``unmodelled_load``, ``position_torque`` (per joint with a position-dependent torque, a spring or a
+cable the URDF cannot hold: ``basis``, ``order``, ``center``, ``half_range``, ``coefficients`` [N m], ``std``,
+``amplitude``, ``cross_validation``; null when none is modelled;
+:mod:`dynid_ros.pipeline.position_torque_selection`; ``parameters.yaml`` holds it too, and ``dynid validate``
+applies it), ``provenance``, ``report_html`` / ``report_markdown`` (absolute paths of the
 readable report), and more.
 """
 
@@ -98,9 +102,11 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "link_realism": result.realism,
         "residual_inflation": result.residual_inflation,
         "unmodelled_load": result.unmodelled_load,
+        "position_torque": result.position_torque,
         "data_weight": result.data_weight,
         "warnings": result.warnings,
-        "urdf_omits": urdf_omits(result.layout, result.delta, result.friction_sigmoid),
+        "urdf_omits": _with_position_torque(urdf_omits(result.layout, result.delta, result.friction_sigmoid),
+                                            result.position_torque),
         "segments": result.processing.get("segments", []),
         **({"friction_sigmoid": {"columns": ["phi1", "phi2", "phi3"], "values": result.friction_sigmoid.tolist()}}
            if result.friction_sigmoid is not None else {}),
@@ -162,7 +168,17 @@ def parameters_dict(result: IdentificationResult) -> dict:
                              "nominal": [float(v) for v in result.nominal],
                              "std": None if result.delta_std is None else [float(v) for v in result.delta_std]},
         "not_identified": result.not_identified,
+        **({"position_torque": {joint: {k: v for k, v in term.items() if k != "cross_validation"}
+                                for joint, term in result.position_torque.items()}}
+           if result.position_torque else {}),
     }
+
+
+def _with_position_torque(omits: dict[str, dict], terms: dict | None) -> dict[str, dict]:
+    """``urdf_omits`` with each joint's position-dependent torque (its amplitude [N m]): no URDF element holds it."""
+    for joint, term in (terms or {}).items():
+        omits.setdefault(joint, {})["position_torque_amplitude"] = term["amplitude"]
+    return omits
 
 
 def _finite(value: float) -> float | None:

@@ -15,6 +15,7 @@ from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import regressor, torques
 from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.position_torque import term_torques, terms_from_dict
 from dynid_ros.estimation.sigmoid_friction import joint_fit, projected_span, sigmoid_torque
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.linear_identification import identify_linear, prepare_series
@@ -48,6 +49,9 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
     result = identify_linear(corrected, inner, model, timer, base=base)
     with timer.stage("sigmoid"):
         linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
+        terms = terms_from_dict(result.position_torque, model.joints)
+        if terms is not None:  # a position-dependent torque the linear stage modelled
+            linear = linear + term_torques(*terms, data.q)
         for j in range(model.n_dof):
             phi[j, 0] = projected_span(data.dq[:, j], data.tau_raw[:, j] - linear[:, j], phi[j, 1], phi[j, 2])[0]
     tau_hat = linear + sigmoid_torque(data.dq, phi)

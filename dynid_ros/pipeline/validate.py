@@ -21,6 +21,7 @@ from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
 from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.position_torque import PositionSeries, term_torques, terms_from_dict
 from dynid_ros.estimation.sigmoid_friction import sigmoid_from_parameters, sigmoid_torque
 from dynid_ros.pipeline.fit_series import FitSeries
 from dynid_ros.pipeline.identification_report import diagnostics, fit_section, joint_units, provenance_section
@@ -90,7 +91,7 @@ def validate(result_dir: Path, series: JointStateSeries, start: float | None = N
         options, layout, delta, sigmoid = _identified(result_dir, parameters, model, start, end)
     with timer.stage("process"):
         data = processed_window(model, series, options, parameters.get("processing", {}))
-    return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
+    return evaluate_parameters(model, layout, delta, data, timer, sigmoid, position_terms(parameters, model))
 
 
 def validate_bag(result_dir: Path, bag: str | Path, topic: str, start: float | None = None,
@@ -109,7 +110,7 @@ def validate_bag(result_dir: Path, bag: str | Path, topic: str, start: float | N
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions.from_record(parameters.get("processing", {})))
     del scan  # the stamps of every message: not needed any more
-    return evaluate_parameters(model, layout, delta, data, timer, sigmoid)
+    return evaluate_parameters(model, layout, delta, data, timer, sigmoid, position_terms(parameters, model))
 
 
 def _identified(result_dir: Path, parameters: dict, model: RobotModel, start: float | None, end: float | None
@@ -127,6 +128,11 @@ def _identified(result_dir: Path, parameters: dict, model: RobotModel, start: fl
     return options, layout, delta, sigmoid
 
 
+def position_terms(parameters: dict, model: RobotModel) -> tuple[list[PositionSeries], list[np.ndarray]] | None:
+    """The position-dependent torques of a result's ``parameters.yaml`` (``position_torque``), or None."""
+    return terms_from_dict(parameters.get("position_torque"), model.joints, PARAMETERS_FILE)
+
+
 def processed_window(model: RobotModel, series: JointStateSeries, options: IdentificationOptions,
                      processing: dict) -> ProcessedData:
     """The window of ``series`` in the model's joint order, processed as at identification."""
@@ -134,14 +140,18 @@ def processed_window(model: RobotModel, series: JointStateSeries, options: Ident
 
 
 def evaluate_parameters(model: RobotModel, layout: ParameterLayout, delta: np.ndarray, data: ProcessedData,
-                        timer: StageTimer | None = None, sigmoid: np.ndarray | None = None) -> ValidationResult:
-    """Torques predicted by ``delta`` (plus the sigmoid friction ``sigmoid``, Gaz et al. 2019 eq. 25, when
-    given) on the processed motion vs the recorded effort (Sousa & Cortesão 2014 eq. 84)."""
+                        timer: StageTimer | None = None, sigmoid: np.ndarray | None = None,
+                        position: tuple[list[PositionSeries], list[np.ndarray]] | None = None) -> ValidationResult:
+    """Torques predicted by ``delta`` (plus the sigmoid friction ``sigmoid``, Gaz et al. 2019 eq. 25, and the
+    position-dependent torques ``position`` = (series, coefficients), when given) on the processed motion vs the
+    recorded effort (Sousa & Cortesão 2014 eq. 84)."""
     timer = timer or StageTimer()
     with timer.stage("predict"):
         tau_hat = torques(model, layout, delta, data.q, data.dq, data.ddq)
         if sigmoid is not None:
             tau_hat = tau_hat + sigmoid_torque(data.dq, sigmoid)
+        if position is not None:
+            tau_hat = tau_hat + term_torques(*position, data.q)
         err, per_joint = relative_error(data.tau_raw, tau_hat)
     fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, tau_hat)
     return ValidationResult(list(model.joints), data.t, data.tau_raw, tau_hat, err, per_joint, timer.timings, fit,

@@ -26,6 +26,7 @@ import yaml
 from dynid_ros.data.bag_io import read_joint_states, write_joint_states
 from dynid_ros.data.output_paths import DEMO, fresh_output_directory
 from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.position_torque import terms_from_dict
 from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
 from dynid_ros.pipeline import report
@@ -206,7 +207,9 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
 
     with timer.stage("validate"):
         data = processed_window(model, read_joint_states(bags["validation"]), options, result.processing)
-        evaluated = {name: evaluate_parameters(model, layout, delta, data)
+        terms = terms_from_dict(result.position_torque, model.joints)  # a spring the data showed (issue 19 item 4)
+        evaluated = {name: evaluate_parameters(model, layout, delta, data, position=terms if name == "identified"
+                                               else None)
                      for name, delta in (("identified", result.delta), ("truth", truth_delta), ("nominal", nominal))}
     identified_err = evaluated["identified"].relative_error
     floor = evaluated["truth"].relative_error

@@ -14,7 +14,9 @@ with no flags: no bounds, no config) on a simulated excitation run, and validate
 - ``unmodelled_tool`` (issue 19, case e): a 1 kg tool 5 cm along the last link's z axis that the nominal URDF lacks;
   it must be reported as a load (``unmodelled_load``, mass within ±20 %), not absorbed into the links;
 - ``joint_spring`` (case f): a spring on a forearm joint (:func:`loaded_joint`) of 10 % of its gravity torque's
-  span over the excitation (rest at the middle of the joint's motion); the joint's residual must be flagged;
+  span over the excitation (rest at the middle of the joint's motion); the joint's residual must be flagged, and
+  the default's position-dependent torque term (issue 19 item 4, cross-validated) models it: the case reports the
+  term, the held-out error of the true parameters with the spring, and how well the term matches the spring;
 - ``small_arm`` and ``large_arm`` (case g): the robot scaled (:mod:`dynid_ros.sim.scaled_robot`) to a 0.6 kg and a
   30 kg arm with the errors of ``nominal_off`` relative to its size (±30 % mass, CoM off by 3 cm times the length
   scale); its joint friction, armature, sensor noise and bias scaled with its torques.
@@ -43,6 +45,7 @@ import numpy as np
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.position_torque import term_torques, terms_from_dict
 from dynid_ros.estimation.residual_structure import joint_diagnostics
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.execution_profile import build_execution_profile
@@ -243,8 +246,12 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
     layout = result.layout
     truth_delta = setup.truth.parameter_vector(model, layout)
     data = processed_window(model, validation, options, result.processing)
-    identified = evaluate_parameters(model, layout, result.delta, data)
+    terms = terms_from_dict(result.position_torque, model.joints)
+    identified = evaluate_parameters(model, layout, result.delta, data, position=terms)
     best = evaluate_parameters(model, layout, truth_delta, data)
+    spring = spring_torque(setup.truth, data.q)
+    best_spring = relative_error(best.tau, best.tau_hat + spring)[0]
+    recovered = np.zeros_like(spring) if terms is None else term_torques(*terms, data.q)
     best_gain, best_gain_per_joint = relative_error(best.tau, best.tau_hat * setup.gain)
     masses = result.delta[layout.indices("m")].copy()
     load = result.unmodelled_load
@@ -253,7 +260,9 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
     links_truth = dataclasses.replace(setup.truth, tool_mass=0.0).parameter_vector(model, layout)
     mass_ratio = masses / (links_truth[layout.indices("m")] * setup.gain)
     fit = result.fit
-    flagged = [d.joint for d in joint_diagnostics(fit.joints, fit.tau, fit.tau_hat, fit.q, fit.dq) if d.structured]
+    modelled = [j for j, t in (result.position_torque or {}).items() if t["cross_validation"]["flagged"]]
+    flagged = [d.joint for d in joint_diagnostics(fit.joints, fit.tau, fit.tau_hat, fit.q, fit.dq)
+               if d.structured or d.joint in modelled]  # a modelled term's joint was flagged before it was modelled
     return {
         "case": name,
         "robot": robot,
@@ -262,6 +271,9 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
         "relative_error_per_joint_validation": identified.relative_error_per_joint,
         "noise_floor": best.relative_error,
         "noise_floor_per_joint": best.relative_error_per_joint,
+        "relative_error_truth_with_spring": best_spring,
+        "position_torque": result.position_torque,
+        "spring_recovery_error": _spring_recovery(spring, recovered),
         "ratio_to_noise_floor": identified.relative_error / max(best.relative_error, 1e-300),
         "distance_to_truth_model": float(np.linalg.norm(identified.tau_hat - best.tau_hat * setup.gain)
                                          / max(float(np.linalg.norm(best.tau)), 1e-300)),
@@ -281,6 +293,23 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
         "warnings": list(result.warnings),
         "seconds": time.perf_counter() - start,
     }
+
+
+def spring_torque(truth: GroundTruth, q: np.ndarray) -> np.ndarray:
+    """(samples, n_dof) torque the truth's springs add to the effort at the positions ``q``."""
+    k = np.asarray(truth.spring, dtype=float) * np.ones(q.shape[1])
+    return k * (q - np.asarray(truth.spring_rest, dtype=float))
+
+
+def _spring_recovery(spring: np.ndarray, recovered: np.ndarray) -> float | None:
+    """``||s - r|| / ||s||`` of the injected spring torque ``s`` and the recovered term ``r``, each without its mean
+    over the motion (a constant is the offset friction's), on the springs' joints; None without a spring."""
+    joints = np.flatnonzero(np.any(spring != 0, axis=0))
+    if joints.size == 0:
+        return None
+    s = spring[:, joints] - spring[:, joints].mean(axis=0)
+    r = recovered[:, joints] - recovered[:, joints].mean(axis=0)
+    return float(np.linalg.norm(s - r) / max(float(np.linalg.norm(s)), 1e-300))
 
 
 def simulated_run(urdf: Path, truth: object, excitation: object, seed: int, cycles: int, progress: bool) -> object:
