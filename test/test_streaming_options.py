@@ -1,0 +1,120 @@
+"""Streamed identification with the options that transform each sample on the way in (issue 21 item 1, leftovers):
+``--effort-scale-file`` (per-joint gains by name) and ``--abs-effort`` (effort = |tau|, Pennese et al. 2021), and the
+one console line of the options still read in memory (sigmoid friction).
+
+Tiny reads and chunks are forced (900 messages, 0.5 s of processing) so that many chunk edges are crossed; the
+streamed estimate must equal the in-memory one to 1e-9 relative.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from dynid_ros.cli.main import main
+from dynid_ros.data import bag_stream
+from dynid_ros.data.bag_io import read_joint_states, write_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.dynamics.regressor import torques
+from dynid_ros.errors import DataError
+from dynid_ros.estimation.torque_signs import SignSearchOptions
+from dynid_ros.pipeline.abs_effort import identify_abs_effort, identify_abs_effort_bag
+from dynid_ros.pipeline.gains import read_gains, scale_by_name
+from dynid_ros.pipeline.identify import identify, identify_bag
+from dynid_ros.pipeline.options import IdentificationOptions
+from dynid_ros.robot.model import load_model
+from test_streaming import TINY, URDF, panda_series, relative
+from test_torque_signs import KR5, T0, kr5_truth, motion
+
+GAINS = {"panda_joint2": 2.5, "panda_joint4": 0.8, "panda_joint7": 12.0}
+"""Motor-current-to-torque factors of three joints (the others 1)."""
+
+
+@pytest.fixture(autouse=True)
+def small_reads(monkeypatch):
+    monkeypatch.setattr(bag_stream, "CHUNK_MESSAGES", 900)
+
+
+def test_effort_scale_file_streams(tmp_path: Path) -> None:
+    """A bag recording effort = tau / k: the gains applied per sample on the way in give the in-memory estimate."""
+    series = panda_series()
+    k = np.array([GAINS.get(name, 1.0) for name in series.names])
+    bag = write_joint_states(tmp_path / "bag", JointStateSeries(series.names, series.t, series.position,
+                                                                series.velocity, series.effort / k))
+    gains = tmp_path / "gains.yaml"
+    gains.write_text(yaml.safe_dump({"joints": list(GAINS), "effort_scale": list(GAINS.values())}))
+    options = IdentificationOptions(method="ols", start=0.8, end=6.1, processing=TINY)
+    whole = identify(scale_by_name(read_joint_states(bag), read_gains(gains), str(gains)), options, urdf=URDF)
+    streamed = identify_bag(bag, options, urdf=URDF, gains_file=gains)
+    assert streamed.n_samples == whole.n_samples > 400
+    assert relative(whole.beta, streamed.beta) < 1e-9
+    assert relative(whole.delta, streamed.delta) < 1e-9
+    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
+    unscaled = identify_bag(bag, options, urdf=URDF)  # the gains matter: without them the torque is off
+    assert unscaled.relative_error > 5 * streamed.relative_error
+    gains.write_text(yaml.safe_dump({"joints": ["elbow"], "effort_scale": [2.0]}))
+    with pytest.raises(DataError, match=r"gains.yaml: joint\(s\) elbow are not in the joint states"):
+        identify_bag(bag, options, urdf=URDF, gains_file=gains)
+
+
+@pytest.fixture(scope="module")
+def kr5_abs_bag(tmp_path_factory) -> Path:
+    """|tau + noise| of a simulated KR5 over 4 s at 1 kHz (the motion and links of test_torque_signs)."""
+    model = load_model(dh=KR5)
+    layout = model.layout_for((), False)
+    rng = np.random.default_rng(3)
+    truth = kr5_truth(layout, rng)
+    t = np.arange(0.0, 4.0, 1e-3)
+    q, dq, ddq = motion(t, rng)
+    tau = torques(model, layout, truth, q, dq, ddq)
+    measured = tau + rng.normal(size=tau.shape) * 0.02 * np.abs(tau).max(axis=0)
+    series = JointStateSeries(list(model.joints), t + T0, q, dq, np.abs(measured))
+    return write_joint_states(tmp_path_factory.mktemp("abs") / "bag", series)
+
+
+def test_abs_effort_streams(kr5_abs_bag: Path) -> None:
+    """--abs-effort: the bag read and processed in chunks, then the sign search on the decimated data: the same
+    segments and signs, the same estimate as the whole series in memory."""
+    options = IdentificationOptions(friction=(), armature=False, prior="none", method="fbpe", start=0.2,
+                                    processing={**TINY, "cutoff_hz": 10.0})
+    search = SignSearchOptions(beam=2)
+    whole, whole_signs = identify_abs_effort(read_joint_states(kr5_abs_bag), options, search, dh=KR5)
+    streamed, signs = identify_abs_effort_bag(kr5_abs_bag, options, search, dh=KR5)
+    found, expected = streamed.processing["torque_signs"], whole.processing["torque_signs"]
+    assert found["segments"] == expected["segments"]  # the same segments, times and signs
+    np.testing.assert_allclose(found["thresholds"], expected["thresholds"], rtol=1e-9)
+    np.testing.assert_allclose(found["level_costs"], expected["level_costs"], rtol=1e-7)  # SDP residuals
+    assert len(signs.segments) == len(whole_signs.segments) >= 10
+    assert relative(whole.beta, streamed.beta) < 1e-9
+    assert relative(whole.delta, streamed.delta) < 1e-9
+    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
+    assert streamed.warnings == whole.warnings
+
+
+def test_abs_effort_stream_names_the_negative_sample(tmp_path: Path, capsys) -> None:
+    """A negative effort is found on the way in: one line naming the sample and the joint, nothing written."""
+    series = panda_series(3.0)
+    effort = np.abs(series.effort)
+    effort[2100, 4] = -0.5
+    bag = write_joint_states(tmp_path / "bag", JointStateSeries(series.names, series.t, series.position,
+                                                                series.velocity, effort))
+    out = tmp_path / "out"
+    assert main(["identify", "--urdf", str(URDF), "--bag", str(bag), "--abs-effort", "--out", str(out)]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "negative values" in errors[0], errors
+    sample = int(np.argmin(np.abs(read_joint_states(bag).t - series.t[2100])))  # the reader's sample index
+    assert f"sample {sample}, joint panda_joint5: -0.5" in errors[0]
+    assert not out.exists()
+
+
+def test_sigmoid_friction_says_it_reads_in_memory(tmp_path: Path, capsys) -> None:
+    """The one option still identified from the whole series says so in one console line."""
+    bag = write_joint_states(tmp_path / "bag", panda_series(3.0))
+    out = tmp_path / "out"
+    assert main(["identify", "--urdf", str(URDF), "--bag", str(bag), "--friction", "sigmoid", "--method", "ols",
+                 "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines.count("warning: sigmoid friction needs the whole series: read in memory") == 1
