@@ -160,6 +160,8 @@ def _identify_frames(args: argparse.Namespace, config: dict) -> int:
                           "--abs-effort")
     fit = identify_frames_config(config, str(args.config), args.bag, args.out, args.topic, args.solver)
     robot = fit.robot
+    for warning in fit.warnings:
+        print(f"note: {warning}")
     print(f"frames robot ({len(robot.model.links)} bodies with inertia, {len(fit.terms)} per-frame terms): status "
           f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
     print("relative error per motor % (identification): "
