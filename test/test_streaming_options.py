@@ -21,17 +21,22 @@ from dynid_ros.data.bag_io import read_joint_states, write_joint_states
 from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
 from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.dynamics.base_parameters import random_states
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import DataError
+from dynid_ros.estimation import inertia_stack
+from dynid_ros.estimation.inertia_stack import MassMatrixSamples, read_mass_matrix_csv, stack_regressor
 from dynid_ros.estimation.torque_signs import SignSearchOptions
+from dynid_ros.pipeline import mass_matrix
 from dynid_ros.pipeline.abs_effort import identify_abs_effort, identify_abs_effort_bag
 from dynid_ros.pipeline.config_robot import identify_frames_config
 from dynid_ros.pipeline.frames_identification import fit_frames, frames_data, frames_data_scan, normal_equations
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identify import identify, identify_bag
+from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.robot.frames import load_frames_robot
-from dynid_ros.robot.model import load_model
+from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout
 from test_streaming import TINY, URDF, panda_series, relative
 from test_torque_signs import KR5, T0, kr5_truth, motion
@@ -156,3 +161,28 @@ def test_frames_robot_streams(tmp_path: Path, capsys) -> None:
     assert "note:" not in capsys.readouterr().out
     assert identify_frames_config(config, "mtm.yaml", dvrk_file("mtm", "one_results.csv"), tmp_path / "csv").warnings \
         == ["a CSV recording is read whole"]
+
+
+def test_mass_matrix_streams(tmp_path: Path, monkeypatch) -> None:
+    """``--mass-matrix``: the file parsed a block of lines at a time and the stacked regressor (Gaz et al. 2019 eq.
+    20) built a block of configurations at a time give the estimate of the whole regressor at once (1e-9)."""
+    model = load_model(urdf=URDF)
+    layout = model.layout_for((), False)
+    rng = np.random.default_rng(4)
+    q = random_states(model, 300, rng)[0]
+    stack = stack_regressor(model, layout, q) @ nominal_parameters(model, layout)
+    stack += rng.normal(0.0, 1e-3 * np.abs(stack).max(), stack.shape)
+    csv = MassMatrixSamples(q, stack).write_csv(tmp_path / "m_g.csv")
+    options = IdentificationOptions(friction=(), armature=False)
+    monkeypatch.setattr(mass_matrix, "BLOCK_CONFIGURATIONS", 10**9)  # one block: the whole regressor
+    whole = identify_from_mass_matrix(read_mass_matrix_csv(csv, model.n_dof), options, urdf=URDF)
+    monkeypatch.setattr(mass_matrix, "BLOCK_CONFIGURATIONS", 20)  # 14 configurations (98 joint groups) a block
+    monkeypatch.setattr(inertia_stack, "CSV_BLOCK_ROWS", 64)
+    samples = read_mass_matrix_csv(csv, model.n_dof)
+    np.testing.assert_allclose(samples.stack, stack, rtol=1e-15)  # the CSV holds repr-exact floats
+    streamed = identify_from_mass_matrix(samples, options, urdf=URDF)
+    assert streamed.processing["rank"] == whole.processing["rank"] == 43
+    assert streamed.processing["dropped_elements"] == whole.processing["dropped_elements"] == ["g1"]
+    assert relative(whole.beta, streamed.beta) < 1e-9
+    assert relative(whole.delta, streamed.delta) < 1e-9
+    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
