@@ -7,8 +7,11 @@ dynid_ros.ros.identification_node`` with ``identify_on_start`` and ``shutdown_wh
 on localhost. ``--code`` is the checkout whose code runs (its PYTHONPATH and working directory), e.g. an export of
 the commit before, for the "before" numbers.
 
-Run: ``python benchmarks/bench_stream_options.py [--sizes 20,120] [--code DIR] [--out FILE]``; writes
-``benchmarks/results/stream_options.json`` by default.
+``--configurations N`` adds ``dynid identify --mass-matrix`` on an M(q)/g(q) file of N random Panda configurations
+(the nominal model's stacks plus noise; 0: not run).
+
+Run: ``python benchmarks/bench_stream_options.py [--sizes 20,120] [--configurations 5000] [--code DIR] [--out FILE]``;
+writes ``benchmarks/results/stream_options.json`` by default.
 """
 
 from __future__ import annotations
@@ -53,10 +56,52 @@ def run_node(bag: Path, out: Path, code: str) -> dict:
             "relative_error": report.get("relative_error"), "samples": report.get("n_samples")}
 
 
+def write_mass_matrix_file(path: Path, configurations: int, seed: int = 0) -> Path:
+    """An M(q)/g(q) CSV of ``configurations`` random Panda configurations (written once, 1000 at a time)."""
+    import numpy as np
+
+    from dynid_ros.dynamics.base_parameters import random_states
+    from dynid_ros.estimation.inertia_stack import column_names, stack_regressor
+    from dynid_ros.robot.model import load_model, nominal_parameters
+
+    if path.exists():
+        return path
+    model = load_model(urdf=URDF)
+    layout = model.layout_for((), False)
+    delta, rng = nominal_parameters(model, layout), np.random.default_rng(seed)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w") as f:
+        f.write(",".join(column_names(model.n_dof)) + "\n")
+        for first in range(0, configurations, 1000):
+            q = random_states(model, min(1000, configurations - first), rng)[0]
+            stack = stack_regressor(model, layout, q) @ delta
+            stack += rng.normal(0.0, 1e-3 * np.abs(stack).max(), stack.shape)
+            np.savetxt(f, np.hstack([q, stack]), delimiter=",", fmt="%.17g")
+    os.replace(partial, path)
+    return path
+
+
+def run_mass_matrix(csv: Path, out: Path, code: str) -> dict:
+    """``dynid identify --mass-matrix`` as a child process: wall time and peak RSS [MB]."""
+    command = [sys.executable, "-m", "dynid_ros.cli", "identify", "--urdf", str(URDF), "--mass-matrix", str(csv),
+               "--friction", "none", "--no-armature", "--out", str(out)]
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=code,
+                             env={**os.environ, "PYTHONPATH": code})
+    output = child.stdout.read().decode()
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"dynid identify --mass-matrix failed on {csv}:\n{output}")
+    report = json.loads((out / "report.json").read_text())
+    return {"seconds": round(time.perf_counter() - start, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "relative_error": report.get("relative_error"), "samples": report.get("n_samples")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20,120", help="bag durations [s], comma-separated (short: shared machine)")
     parser.add_argument("--dir", default="/tmp/dynid_stream_options_bench", help="where the bags are written (once)")
+    parser.add_argument("--configurations", type=int, default=0, help="--mass-matrix configurations (0: not run)")
     parser.add_argument("--code", default=str(ROOT), help="checkout whose code runs")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "stream_options.json"))
     args = parser.parse_args()
@@ -65,7 +110,14 @@ def main() -> int:
     gains = folder / "gains.yaml"
     gains.write_text(yaml.safe_dump({"joints": list(GAINS), "effort_scale": list(GAINS.values())}))
     rows = []
-    for duration in [float(s) for s in args.sizes.split(",")]:
+    if args.configurations:
+        csv = write_mass_matrix_file(folder / f"panda_m_g_{args.configurations}.csv", args.configurations)
+        row = {"case": "dynid identify --mass-matrix", "configurations": args.configurations,
+               "load_avg_before": round(os.getloadavg()[0], 2),
+               **run_mass_matrix(csv, folder / f"out_mass_matrix_{args.configurations}", code)}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    for duration in [float(s) for s in args.sizes.split(",") if s]:
         bag = folder / f"panda_{int(duration)}s"
         if not bag.exists():
             write_long_bag(bag, duration)
