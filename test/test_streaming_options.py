@@ -8,6 +8,7 @@ streamed estimate must equal the in-memory one to 1e-9 relative.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,14 @@ from dynid_ros.estimation.torque_signs import SignSearchOptions
 from dynid_ros.pipeline import mass_matrix
 from dynid_ros.pipeline.abs_effort import identify_abs_effort, identify_abs_effort_bag
 from dynid_ros.pipeline.config_robot import identify_frames_config
-from dynid_ros.pipeline.frames_identification import fit_frames, frames_data, frames_data_scan, normal_equations
+from dynid_ros.pipeline.frames_identification import (
+    fit_frames,
+    frames_data,
+    frames_data_scan,
+    load_frames_result,
+    normal_equations,
+    validate_frames,
+)
 from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identify import identify, identify_bag
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
@@ -159,6 +167,16 @@ def test_frames_robot_streams(tmp_path: Path, capsys) -> None:
     mtm.write_text(yaml.safe_dump({**config, "identification": {"processing": processing}}))
     assert main(["identify", "--config", str(mtm), "--bag", str(bag), "--out", str(tmp_path / "out")]) == 0
     assert "note:" not in capsys.readouterr().out
+    # dynid validate streams it too (a window of it): the errors of the whole series in memory
+    report = tmp_path / "validation.json"
+    assert main(["validate", "--result", str(tmp_path / "out"), "--bag", str(bag), "--start", "5", "--end", "25",
+                 "--report", str(report)]) == 0
+    assert "note:" not in capsys.readouterr().out
+    fit = load_frames_result(tmp_path / "out")[0]
+    window = read_joint_states(bag).window(5.0, 25.0)
+    for key, filtered in (("relative_error_per_joint", False), ("relative_error_filtered_per_joint", True)):
+        expected = validate_frames(fit, window, fit.processing, filtered=filtered)[1]
+        np.testing.assert_allclose(json.loads(report.read_text())[key], expected, rtol=1e-9)
     assert identify_frames_config(config, "mtm.yaml", dvrk_file("mtm", "one_results.csv"), tmp_path / "csv").warnings \
         == ["a CSV recording is read whole"]
 

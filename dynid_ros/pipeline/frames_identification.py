@@ -183,16 +183,19 @@ def frames_streams(robot: FramesRobot, path: str | Path, processing: dict) -> st
     return None
 
 
-def frames_data_scan(robot: FramesRobot, scan: BagScan, processing: dict) -> ProcessedData:
-    """:func:`frames_data` of a bag read in chunks (:mod:`dynid_ros.data.bag_stream`; no effort delay):
-    ``chunk_s`` seconds processed at a time, only the decimated samples kept."""
+def frames_data_scan(robot: FramesRobot, scan: BagScan, processing: dict, start: float | None = None,
+                     end: float | None = None) -> ProcessedData:
+    """:func:`frames_data` of a bag read in chunks (:mod:`dynid_ros.data.bag_stream`; no effort delay), within
+    ``start``/``end`` [s from the first sample] as ``JointStateSeries.window``: ``chunk_s`` seconds processed at a
+    time, only the decimated samples kept."""
     missing = [m for m in robot.motors if m not in scan.names]
     if missing:
         raise DataError(f"motor coordinate(s) {', '.join(missing)} of the robot are not in the joint states")
     options = ProcessingOptions(**{k: v for k, v in processing.items() if k != EFFORT_DELAY})
     check_fields(scan.check_fields(list(robot.motors)), True, options)
     rows = scan.rows(list(robot.motors))
-    return process_rows(scan.t, rows.get, options, options.chunk_s)
+    first, stop = scan.window_rows(start, end)
+    return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), options, options.chunk_s)
 
 
 def identify_frames_scan(robot: FramesRobot, scan: BagScan, processing: dict, solver: str = "clarabel"
@@ -256,7 +259,12 @@ def validate_frames(fit: FramesFit, series: JointStateSeries, processing: dict, 
     """Relative error (Sousa & Cortesão 2014 eq. 84) of the prediction on other joint states, over all processed
     samples or the ``first`` ones, against the recorded torque or (``filtered``, as Wang et al. 2019 Table V) the
     torque filtered like the fit's."""
-    data = frames_data(fit.robot, series, processing)
+    return frames_errors(fit, frames_data(fit.robot, series, processing), first, filtered)
+
+
+def frames_errors(fit: FramesFit, data: ProcessedData, first: int | None = None, filtered: bool = False
+                  ) -> tuple[float, list[float]]:
+    """:func:`validate_frames` on processed data (e.g. :func:`frames_data_scan` of a bag streamed)."""
     window = slice(0, first)
     measured = data.tau if filtered else data.tau_raw
     return relative_error(measured[window], fit.predict(data)[window])
