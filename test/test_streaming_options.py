@@ -32,6 +32,8 @@ from dynid_ros.pipeline import mass_matrix
 from dynid_ros.pipeline.abs_effort import identify_abs_effort, identify_abs_effort_bag
 from dynid_ros.pipeline.config_robot import identify_frames_config
 from dynid_ros.pipeline.frames_identification import (
+    effort_delays_of,
+    estimate_effort_delays,
     fit_frames,
     frames_data,
     frames_data_scan,
@@ -204,3 +206,31 @@ def test_mass_matrix_streams(tmp_path: Path, monkeypatch) -> None:
     assert relative(whole.beta, streamed.beta) < 1e-9
     assert relative(whole.delta, streamed.delta) < 1e-9
     assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
+
+
+def test_frames_effort_delay_streams(tmp_path: Path) -> None:
+    """The real dVRK PSM run (Wang et al. 2019) as a rosbag2 with ``effort_delay_s: estimate`` (its config): the
+    delays searched on the streamed processed samples are the in-memory ones, and the effort advanced on the way
+    gives the in-memory processed samples (1e-9) and normal equations (1e-9)."""
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "dvrk_psm.yaml").read_text())
+    robot = load_frames_robot(config)
+    series = read_csv_joint_states(dvrk_file("psm", "one_results.csv"), robot.motors, 200.0)
+    bag = write_joint_states(tmp_path / "bag", series)
+    processing = {**config["identification"]["processing"], "chunk_s": 4.0}
+    assert processing["effort_delay_s"] == "estimate"
+    whole_series, scan = read_joint_states(bag), scan_joint_states(bag)
+    plain = {k: v for k, v in processing.items() if k != "effort_delay_s"}
+    delays = effort_delays_of(robot, frames_data_scan(robot, scan, plain))
+    assert delays == estimate_effort_delays(robot, whole_series, processing)
+    assert max(delays) >= 0.03  # the wrist's lag: the effort is advanced, not left as recorded
+    delayed = {**processing, "effort_delay_s": delays}
+    whole, streamed = frames_data(robot, whole_series, delayed), frames_data_scan(robot, scan, delayed)
+    np.testing.assert_array_equal(streamed.t, whole.t)
+    np.testing.assert_array_equal(streamed.tau_raw, whole.tau_raw)  # the same interpolation, bitwise
+    for name in ("q", "dq", "tau"):
+        assert relative(getattr(whole, name), getattr(streamed, name)) < 1e-9, name
+    layout = ParameterLayout(robot.motors, robot.model.links, (), False)
+    for a, b in zip(normal_equations(robot, layout, streamed)[:3], normal_equations(robot, layout, whole)):
+        assert relative(np.atleast_1d(b), np.atleast_1d(a)) < 1e-9
+    window = frames_data_scan(robot, scan, delayed, 3.0, 20.0)  # a window: delays inside it, as the series'
+    np.testing.assert_array_equal(window.t, frames_data(robot, whole_series.window(3.0, 20.0), delayed).t)

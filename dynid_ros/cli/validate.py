@@ -61,7 +61,7 @@ def _validate_frames(args: argparse.Namespace) -> int:
     et al. 2019 Table V, against the torque filtered like the fit's."""
     fit, config, processing = load_frames_result(Path(args.result))
     topic = args.topic or "/joint_states"
-    in_memory = frames_streams(fit.robot, args.bag, processing)
+    in_memory = frames_streams(args.bag)
     if in_memory is None:  # a rosbag2 streamed, as dynid identify streams it
         data = frames_data_scan(fit.robot, scan_joint_states(args.bag, topic), processing, args.start, args.end)
     else:

@@ -51,13 +51,13 @@ def identify_frames_config(config: Mapping, source: str, bag: str | Path, out: s
                            solver: str | None = None) -> FramesFit:
     """Identify the ``robot: frames:`` robot of ``config`` from ``bag`` (a rosbag2, or a CSV without stamps at
     ``robot.csv_rate_hz``) and write the result into ``out`` (refused, untouched, when it is not an earlier
-    result). A rosbag2 is streamed unless ``effort_delay_s`` shifts the effort (:func:`frames_streams`; the fit's
-    ``warnings`` then say why it was read whole)."""
+    result). A rosbag2 is streamed, a CSV read whole (:func:`frames_streams`; the fit's ``warnings`` then say
+    so)."""
     inputs = (bag, source)
     check_output(out, RESULT, inputs)
     robot = load_frames_robot(config, source)
     processing = frames_processing(config)
-    in_memory = frames_streams(robot, bag, processing)
+    in_memory = frames_streams(bag)
     if in_memory is None:  # a rosbag2 streamed: its chunks processed one by one, the regressor a block at a time
         scan = scan_joint_states(bag, topic or DEFAULT_TOPIC)
         fit = identify_frames_scan(robot, scan, processing, solver or "clarabel")

@@ -26,7 +26,7 @@ import yaml
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.bag_stream import BagScan
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
-from dynid_ros.data.effort_delay import advance_effort
+from dynid_ros.data.effort_delay import advance_effort, advanced_rows
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.output_paths import RESULT
 from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, check_fields, process, process_rows
@@ -142,7 +142,12 @@ def estimate_effort_delays(robot: FramesRobot, series: JointStateSeries, process
     at the end of the range (no minimum: not a delay). The kinematics do not depend on the delay: the regressor is
     built once, the filtered torque is shifted along it."""
     options = {k: v for k, v in processing.items() if k != EFFORT_DELAY}
-    data = frames_data(robot, series, options)
+    return effort_delays_of(robot, frames_data(robot, series, options))
+
+
+def effort_delays_of(robot: FramesRobot, data: ProcessedData) -> list[float]:
+    """:func:`estimate_effort_delays` on processed samples without delay (their whole regressor in memory: the
+    projection onto its column space is taken once, every candidate delay's torque projected on it)."""
     layout = ParameterLayout(robot.motors, robot.model.links, (), False)
     y, extra = frame_regressor(robot, layout, data.q, data.dq, data.ddq)
     tau = data.tau - known_torque(robot, data.q)
@@ -173,21 +178,18 @@ def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: di
     return fit_frames(robot, frames_data(robot, series, processing), processing, solver)
 
 
-def frames_streams(robot: FramesRobot, path: str | Path, processing: dict) -> str | None:
-    """None when :func:`identify_frames_scan` can stream the recording ``path``; else why it is read whole."""
-    if str(path).lower().endswith(".csv"):
-        return "a CSV recording is read whole"
-    delays = processing.get(EFFORT_DELAY)
-    if delays == "estimate" or (delays is not None and np.any(motor_delays(robot, delays))):
-        return f"{EFFORT_DELAY} shifts the effort across samples: read in memory"
-    return None
+def frames_streams(path: str | Path) -> str | None:
+    """None when :func:`identify_frames_scan` can stream the recording ``path`` (a rosbag2); else why it is read
+    whole."""
+    return "a CSV recording is read whole" if str(path).lower().endswith(".csv") else None
 
 
 def frames_data_scan(robot: FramesRobot, scan: BagScan, processing: dict, start: float | None = None,
                      end: float | None = None) -> ProcessedData:
-    """:func:`frames_data` of a bag read in chunks (:mod:`dynid_ros.data.bag_stream`; no effort delay), within
-    ``start``/``end`` [s from the first sample] as ``JointStateSeries.window``: ``chunk_s`` seconds processed at a
-    time, only the decimated samples kept."""
+    """:func:`frames_data` of a bag read in chunks (:mod:`dynid_ros.data.bag_stream`), within ``start``/``end``
+    [s from the first sample] as ``JointStateSeries.window``: ``chunk_s`` seconds processed at a time, the effort
+    advanced by numeric ``effort_delay_s`` on the way (:func:`~dynid_ros.data.effort_delay.advanced_rows`), only the
+    decimated samples kept."""
     missing = [m for m in robot.motors if m not in scan.names]
     if missing:
         raise DataError(f"motor coordinate(s) {', '.join(missing)} of the robot are not in the joint states")
@@ -195,13 +197,21 @@ def frames_data_scan(robot: FramesRobot, scan: BagScan, processing: dict, start:
     check_fields(scan.check_fields(list(robot.motors)), True, options)
     rows = scan.rows(list(robot.motors))
     first, stop = scan.window_rows(start, end)
-    return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), options, options.chunk_s)
+    t, fetch = scan.t[first:stop], lambda a, b: rows.get(first + a, first + b)
+    delays = processing.get(EFFORT_DELAY)
+    if delays is not None:
+        t, fetch = advanced_rows(t, fetch, motor_delays(robot, delays))
+    return process_rows(t, fetch, options, options.chunk_s)
 
 
 def identify_frames_scan(robot: FramesRobot, scan: BagScan, processing: dict, solver: str = "clarabel"
                          ) -> FramesFit:
-    """:func:`identify_frames` from a bag streamed (:func:`frames_streams`): the processed samples held, the regressor
-    a block at a time (:func:`fit_frames`)."""
+    """:func:`identify_frames` from a bag streamed: the processed samples held, the regressor a block at a time
+    (:func:`fit_frames`). ``effort_delay_s: estimate`` searches the delays on the processed samples without delay
+    (read in one more pass; the search holds their regressor, :func:`effort_delays_of`)."""
+    if processing.get(EFFORT_DELAY) == "estimate":
+        plain = {k: v for k, v in processing.items() if k != EFFORT_DELAY}
+        processing = {**processing, EFFORT_DELAY: effort_delays_of(robot, frames_data_scan(robot, scan, plain))}
     return fit_frames(robot, frames_data_scan(robot, scan, processing), processing, solver)
 
 
