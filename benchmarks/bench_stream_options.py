@@ -25,12 +25,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_long_bags import RATE_HZ, URDF, run_identify, write_long_bag  # noqa: E402
+
+from dynid_ros.dynamics.base_parameters import random_states  # noqa: E402
+from dynid_ros.estimation.inertia_stack import column_names, stack_regressor  # noqa: E402
+from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 
 GAINS = {"panda_joint2": 2.0, "panda_joint6": 0.5}
 """The ``--effort-scale-file`` gains (any: the bench measures memory and time, not the fit)."""
@@ -58,12 +63,6 @@ def run_node(bag: Path, out: Path, code: str) -> dict:
 
 def write_mass_matrix_file(path: Path, configurations: int, seed: int = 0) -> Path:
     """An M(q)/g(q) CSV of ``configurations`` random Panda configurations (written once, 1000 at a time)."""
-    import numpy as np
-
-    from dynid_ros.dynamics.base_parameters import random_states
-    from dynid_ros.estimation.inertia_stack import column_names, stack_regressor
-    from dynid_ros.robot.model import load_model, nominal_parameters
-
     if path.exists():
         return path
     model = load_model(urdf=URDF)
