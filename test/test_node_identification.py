@@ -3,17 +3,20 @@ same files as ``dynid identify``, robot_state_publisher update, refusals."""
 
 import json
 
+import numpy as np
 import pytest
 import rclpy.parameter
+import yaml
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from dynid_ros.cli.main import main
 from dynid_ros.data.output_paths import MARKER
 from dynid_ros.pipeline.identification_report import REPORT_FILES
 from dynid_ros.pipeline.options import identification_options
 from dynid_ros.pipeline.results import MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, URDF_FILE
 from dynid_ros.robot.config import config_section
-from dynid_ros.robot.resources import share_path
+from dynid_ros.robot.resources import robot_file, share_path
 from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
@@ -95,3 +98,44 @@ def test_output_dir_of_the_users_or_holding_the_bag_is_refused_and_untouched(spi
     response = call_trigger(helper, "/identification_node/identify")
     assert not response.success and "would replace the input" in response.message
     assert (tree_digest(foreign), tree_digest(bag.parent)) == before
+
+
+def test_node_executable_streams_the_bag_as_the_cli(spinner, bag, tmp_path, capsys):
+    """The node's executable runs ``dynid identify --bag``'s entry (the bag streamed, one options builder): on the same
+    bag and config its parameters.yaml and report are the CLI's (numbers to 1e-9 relative)."""
+    from test_node_identification_config_robot import run_node
+
+    config, urdf = share_path("config/panda.yaml"), robot_file("panda", "urdf")
+    cli_out, node_out = tmp_path / "cli", tmp_path / "node"
+    assert main(["identify", "--urdf", str(urdf), "--config", str(config), "--bag", str(bag),
+                 "--out", str(cli_out)]) == 0
+    capsys.readouterr()
+    status, report = run_node(spinner, tmp_path, {"robot": "panda", "bag_path": str(bag),
+                                                  "output_dir": str(node_out)})
+    assert "feasible True" in status["message"]
+    cli_report = json.loads((cli_out / REPORT_FILE).read_text())
+    assert report["n_samples"] == cli_report["n_samples"] > 100
+    assert report["relative_error"] == pytest.approx(cli_report["relative_error"], rel=1e-9)
+    assert report["warnings"] == cli_report["warnings"]
+    node_values, cli_values = (numbers(yaml.safe_load((out / PARAMETERS_FILE).read_text()))
+                               for out in (node_out, cli_out))
+    assert cli_values.size > 80  # 7 links x 10, friction and armature of 7 joints, the base parameters
+    np.testing.assert_allclose(node_values, cli_values, rtol=1e-9, atol=1e-12)
+
+
+def numbers(parameters: dict) -> np.ndarray:
+    """Every number of parameters.yaml's parameter sections (links, joints, base parameters), in a fixed order."""
+    out: list[float] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key in sorted(value):
+                walk(value[key])
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(float(value))
+
+    walk({k: v for k, v in parameters.items() if k in ("links", "joints", "base_parameters", "parameters")})
+    return np.array(out)

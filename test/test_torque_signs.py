@@ -26,7 +26,7 @@ KR5 = DATA / "kr5_dh.yaml"
 T0 = 1_700_000_000.0  # absolute bag stamps
 
 
-def _kr5_truth(layout, rng: np.random.Generator) -> np.ndarray:
+def kr5_truth(layout, rng: np.random.Generator) -> np.ndarray:
     """Plausible KR5 links (about 28 kg in all): masses, CoM offsets, rotated box-like inertias."""
     truth = np.zeros(layout.n_parameters)
     for k, mass in enumerate([8.0, 10.0, 5.0, 3.0, 1.5, 0.5]):
@@ -38,7 +38,7 @@ def _kr5_truth(layout, rng: np.random.Generator) -> np.ndarray:
     return truth
 
 
-def _motion(t: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def motion(t: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sums of three sines per joint (Pennese et al. 2021 section IV-B), analytic derivatives."""
     amp, freq = rng.uniform(0.3, 0.8, (3, 6)), 2 * np.pi * rng.uniform(0.1, 0.4, (3, 6))
     arg = freq[None] * t[:, None, None] + rng.uniform(0, 2 * np.pi, (3, 6))[None]
@@ -52,9 +52,9 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
     model = load_model(dh=KR5)
     layout = model.layout_for((), False)
     rng = np.random.default_rng(3)  # seeds 0-7 give s0 = 6-10; 6 keeps the first level at 64 fits
-    truth = _kr5_truth(layout, rng)
+    truth = kr5_truth(layout, rng)
     t = np.arange(0.0, 6.0, 1e-3)
-    q, dq, ddq = _motion(t, rng)
+    q, dq, ddq = motion(t, rng)
     tau = torques(model, layout, truth, q, dq, ddq)
     measured = tau + rng.normal(size=tau.shape) * 0.02 * np.abs(tau).max(axis=0)
     bag = write_joint_states(tmp_path / "abs", JointStateSeries(list(model.joints), t + T0, q, dq, np.abs(measured)))
@@ -81,7 +81,7 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
     # coefficients are within 2x of the signed fit's error (measured 0.36 % vs 0.33 %), the torque of a new motion
     # within 1.5x (measured 0.17 % vs 0.15 %).
     assert error_signed < 0.01 and error_abs <= 2.0 * error_signed, (error_abs, error_signed)
-    q2, dq2, ddq2 = _motion(t, np.random.default_rng(1))
+    q2, dq2, ddq2 = motion(t, np.random.default_rng(1))
     tau2 = torques(model, layout, truth, q2, dq2, ddq2)
     delta_abs = np.array(params["parameter_vector"]["values"])
     predicted = {name: torques(model, layout, delta, q2, dq2, ddq2) for name, delta in

@@ -12,13 +12,12 @@ from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
 from dynid_ros.estimation.torque_signs import SignSearchOptions
-from dynid_ros.pipeline.abs_effort import identify_abs_effort
+from dynid_ros.pipeline.abs_effort import identify_abs_effort_bag
 from dynid_ros.pipeline.config_robot import coupled_model as config_coupled_model
 from dynid_ros.pipeline.config_robot import identify_frames_config
 from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states
-from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identification_report import HTML_FILE
-from dynid_ros.pipeline.identify import identify, identify_bag
+from dynid_ros.pipeline.identify import identify_bag
 from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
 from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
 from dynid_ros.pipeline.payload_identification import identify_frames_payload, identify_payload, write_payload
@@ -123,21 +122,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--beam applies to --abs-effort only")
     if args.mass_matrix:
         result = _identify_mass_matrix(args, options, timer)
-    elif not (args.abs_effort or args.effort_scale_file):  # the bag streamed (sigmoid friction: in memory)
+    elif args.abs_effort:  # the bag streamed (a cutoff chosen on the data: in memory)
+        result = _identify_abs_effort(args, options, timer)
+    else:  # the bag streamed (sigmoid friction: in memory); the node runs the same
         result = identify_bag(args.bag, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
-                              model=coupled_model(args, options, timer))
-    else:
-        with timer.stage("read_bag"):
-            series = read_joint_states(args.bag, topic=options.topic)
-        if args.effort_scale_file:
-            if options.effort_scale is not None:
-                raise ConfigError("give --effort-scale or --effort-scale-file, not both")
-            series = scale_by_name(series, read_gains(args.effort_scale_file), args.effort_scale_file)
-        if args.abs_effort:
-            result = _identify_abs_effort(args, options, series, timer)
-        else:
-            result = identify(series, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
-                              model=coupled_model(args, options, timer))
+                              model=coupled_model(args, options, timer), gains_file=args.effort_scale_file)
     with timer.stage("write"):
         sources = {"bag": args.bag, "urdf": args.urdf, "dh": args.dh, "config": args.config,
                    "mass_matrix": args.mass_matrix}
@@ -171,6 +160,8 @@ def _identify_frames(args: argparse.Namespace, config: dict) -> int:
                           "--abs-effort")
     fit = identify_frames_config(config, str(args.config), args.bag, args.out, args.topic, args.solver)
     robot = fit.robot
+    for warning in fit.warnings:
+        print(f"note: {warning}")
     print(f"frames robot ({len(robot.model.links)} bodies with inertia, {len(fit.terms)} per-frame terms): status "
           f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
     print("relative error per motor % (identification): "
@@ -240,11 +231,11 @@ def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptio
     return result
 
 
-def _identify_abs_effort(args: argparse.Namespace, options: IdentificationOptions, series, timer: StageTimer):
+def _identify_abs_effort(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):
     """``--abs-effort [--beam W]``: torque signs by the tree search, then the usual identification."""
 
     search = SignSearchOptions() if args.beam is None else SignSearchOptions(beam=args.beam)
-    result, signs = identify_abs_effort(series, options, search, urdf=args.urdf, dh=args.dh, timer=timer,
-                                         xacro_args=args.xacro_arg)
+    result, signs = identify_abs_effort_bag(args.bag, options, search, urdf=args.urdf, dh=args.dh, timer=timer,
+                                            xacro_args=args.xacro_arg, gains_file=args.effort_scale_file)
     print(f"torque signs: {signs.summary()}")
     return result

@@ -6,8 +6,17 @@ import argparse
 import json
 from pathlib import Path
 
+from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.output_paths import check_output_file, is_validation_report
-from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states, validate_frames
+from dynid_ros.pipeline.frames_identification import (
+    FRAMES_FILE,
+    frames_data,
+    frames_data_scan,
+    frames_errors,
+    frames_streams,
+    load_frames_result,
+    read_motor_states,
+)
 from dynid_ros.pipeline.provenance import provenance
 from dynid_ros.pipeline.report_html import is_own_html
 from dynid_ros.pipeline.results import load_parameters
@@ -51,9 +60,16 @@ def _validate_frames(args: argparse.Namespace) -> int:
     """A frames robot's result (the bag may be a CSV): relative errors against the recorded torque and, as Wang
     et al. 2019 Table V, against the torque filtered like the fit's."""
     fit, config, processing = load_frames_result(Path(args.result))
-    series = read_motor_states(args.bag, config, args.topic or "/joint_states").window(args.start, args.end)
-    error, per_joint = validate_frames(fit, series, processing)
-    filtered, filtered_joint = validate_frames(fit, series, processing, filtered=True)
+    topic = args.topic or "/joint_states"
+    in_memory = frames_streams(args.bag)
+    if in_memory is None:  # a rosbag2 streamed, as dynid identify streams it
+        data = frames_data_scan(fit.robot, scan_joint_states(args.bag, topic), processing, args.start, args.end)
+    else:
+        print(f"note: {in_memory}")
+        data = frames_data(fit.robot, read_motor_states(args.bag, config, topic).window(args.start, args.end),
+                           processing)
+    error, per_joint = frames_errors(fit, data)
+    filtered, filtered_joint = frames_errors(fit, data, filtered=True)
     report = {"relative_error": error, "relative_error_per_joint": per_joint, "joints": list(fit.robot.motors),
               "relative_error_filtered": filtered, "relative_error_filtered_per_joint": filtered_joint}
     path = Path(args.report)

@@ -8,7 +8,8 @@ going backwards an error) run on those, with the message index as the one value,
 stamps ``read_joint_states`` gives and which message each sample is. :class:`BagRows` then serves the samples'
 values in order (from the scan's decoded chunks when they fit in ``HOLD_BYTES``, else reading the bag again), a
 range of rows at a time (each range starting at or after the previous one), prepared on the way: the identified
-joints, continuous joints unwrapped (the unwrapping carried across chunks) and the effort scaled.
+joints, continuous joints unwrapped (the unwrapping carried across chunks), the recorded effort checked (e.g.
+``--abs-effort``: no negative value) and scaled (``--effort-scale``, ``--effort-scale-file``).
 
 A topic with several publishers (e.g. an arm and a gripper driver, each its own set of joints, stamps and clock) is
 merged as ``merge_by_name`` does: the samples are at the stamps of the source with the most messages, whose values
@@ -18,7 +19,7 @@ in one more pass and holds (a gripper at 50 Hz is small beside an arm at 1 kHz).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,9 @@ HOLD_BYTES = 64 * 2**20
 """The scan keeps the decoded values while they take at most this much (a 7-joint topic at 1 kHz: about 6 minutes),
 so that a short bag is read once, not twice (reading, not processing, is most of a short bag's cost); a longer bag
 is read again, and its memory stays bounded."""
+EffortCheck = Callable[[np.ndarray, int], None]
+"""``check(effort, first)``: raises a DataError for bad recorded effort (rows of samples ``first, first + 1, ...``,
+before scaling); called once on every sample read."""
 
 
 @dataclass
@@ -76,12 +80,12 @@ class BagScan:
         return a, max(a, b)
 
     def rows(self, joints: list[str], unwrap: np.ndarray | None = None,
-             effort_scale: np.ndarray | None = None) -> BagRows:
+             effort_scale: np.ndarray | None = None, effort_check: EffortCheck | None = None) -> BagRows:
         """A reader of the samples' values of ``joints`` (:class:`BagRows`)."""
         missing = [j for j in joints if j not in self.names]
         if missing:
             raise DataError(f"joint(s) {', '.join(missing)} of the model are not in the joint states")
-        return BagRows(self, [self.names.index(j) for j in joints], unwrap, effort_scale)
+        return BagRows(self, [self.names.index(j) for j in joints], unwrap, effort_scale, effort_check)
 
     def check_fields(self, joints: list[str]) -> bool:
         """DataError for a joint of ``joints`` without position or effort (``complete_fields``); whether every one
@@ -249,8 +253,9 @@ class BagRows:
     ``[a, b)``, each call with ``a`` at or after the previous one's (rows before it are forgotten)."""
 
     def __init__(self, scan: BagScan, columns: list[int], unwrap: np.ndarray | None,
-                 effort_scale: np.ndarray | None) -> None:
+                 effort_scale: np.ndarray | None, effort_check: EffortCheck | None = None) -> None:
         self.scan = scan
+        self.effort_check = effort_check
         self.joints = [scan.names[c] for c in columns]
         self.unwrap = None if unwrap is None or not np.any(unwrap) else np.flatnonzero(unwrap)
         self.effort_scale = None if effort_scale is None else np.asarray(effort_scale, dtype=float)
@@ -304,6 +309,8 @@ class BagRows:
                 columns = [self._column(decoded, local, t_ns, name, k) for name in self.joints]
                 out.append(None if all(c is None for c in columns) else
                            np.column_stack([np.full(local.size, np.nan) if c is None else c for c in columns]))
+            if self.effort_check is not None and out[2] is not None:
+                self.effort_check(out[2], int(lo))
             yield self._prepared(out)
 
     def _column(self, decoded, local: np.ndarray, t_ns: np.ndarray | None, name: str, k: int) -> np.ndarray | None:

@@ -96,37 +96,60 @@ class MassMatrixSamples:
         return path
 
 
+CSV_BLOCK_ROWS = 10_000
+"""Configurations of an M(q)/g(q) file parsed at a time (the text is never held whole)."""
+
+
 def read_mass_matrix_csv(path: str | Path, n_dof: int) -> MassMatrixSamples:
-    """Read an M(q)/g(q) file for a robot of ``n_dof`` joints (format: module docstring)."""
+    """Read an M(q)/g(q) file for a robot of ``n_dof`` joints (format: module docstring), line by line: memory
+    holds the parsed values (``8 (2n + n(n+1)/2)`` bytes per configuration), never the text or a list of rows."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such M(q)/g(q) file")
-    lines = [(k + 1, line) for k, line in enumerate(path.read_text(errors="replace").splitlines())
-             if line.strip() and not line.lstrip().startswith("#")]
-    if not lines:
-        raise DataError(f"{path}: empty M(q)/g(q) file")
     expected = column_names(n_dof)
-    header = [c.strip() for c in lines[0][1].split(",")]
+    header: int | None = None
+    blocks, values = [], []
+    with path.open(errors="replace", newline=None) as text:
+        for number, line in enumerate(text, start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if header is None:
+                header = number
+                _check_header(path, number, line, expected, n_dof)
+                continue
+            values.append(_parse_row(path, number, line, len(expected)))
+            if len(values) == CSV_BLOCK_ROWS:
+                blocks.append(np.array(values))
+                values = []
+    if header is None:
+        raise DataError(f"{path}: empty M(q)/g(q) file")
+    if values:
+        blocks.append(np.array(values))
+    if not blocks:
+        raise DataError(f"{path}: no configurations after the header")
+    table = np.vstack(blocks)
+    return MassMatrixSamples(table[:, :n_dof], table[:, n_dof:], str(path))
+
+
+def _check_header(path: Path, number: int, line: str, expected: list[str], n_dof: int) -> None:
+    header = [c.strip() for c in line.split(",")]
     if header != expected:
-        raise DataError(f"{path}: line {lines[0][0]}: header must be {len(expected)} columns "
+        raise DataError(f"{path}: line {number}: header must be {len(expected)} columns "
                         f"{', '.join(expected[:3])}, ..., {expected[-1]} for a robot of {n_dof} joints "
                         f"(got {len(header)} columns starting {', '.join(header[:3])})")
-    values = []
-    for number, line in lines[1:]:
-        cells = line.split(",")
-        if len(cells) != len(expected):
-            raise DataError(f"{path}: line {number}: {len(cells)} values, expected {len(expected)}")
-        try:
-            row = [float(c) for c in cells]
-        except ValueError as err:
-            raise DataError(f"{path}: line {number}: not a number: {err}") from err
-        if not np.all(np.isfinite(row)):
-            raise DataError(f"{path}: line {number}: NaN or Inf")
-        values.append(row)
-    if not values:
-        raise DataError(f"{path}: no configurations after the header")
-    table = np.array(values)
-    return MassMatrixSamples(table[:, :n_dof], table[:, n_dof:], str(path))
+
+
+def _parse_row(path: Path, number: int, line: str, width: int) -> list[float]:
+    cells = line.split(",")
+    if len(cells) != width:
+        raise DataError(f"{path}: line {number}: {len(cells)} values, expected {width}")
+    try:
+        row = [float(c) for c in cells]
+    except ValueError as err:
+        raise DataError(f"{path}: line {number}: not a number: {err}") from err
+    if not np.all(np.isfinite(row)):
+        raise DataError(f"{path}: line {number}: NaN or Inf")
+    return row
 
 
 def stack_regressor(model, layout, q: np.ndarray) -> np.ndarray:
@@ -149,7 +172,11 @@ def stack_regressor(model, layout, q: np.ndarray) -> np.ndarray:
 
 def informative_elements(y: np.ndarray) -> np.ndarray:
     """Mask of the stack elements whose regressor row is not zero at every configuration."""
-    peak = np.max(np.abs(y), axis=(0, 2))
+    return informative_peaks(np.max(np.abs(y), axis=(0, 2)))
+
+
+def informative_peaks(peak: np.ndarray) -> np.ndarray:
+    """:func:`informative_elements` from each element's largest regressor entry over the configurations."""
     return peak > ZERO_ROW_TOLERANCE * max(float(peak.max()), 1e-300)
 
 

@@ -218,8 +218,13 @@ def _rms(pi: np.ndarray, gram: np.ndarray, wt_tau: np.ndarray, tau_tau: float, n
 def least_squares_root(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(R, c)`` with ``||R x - c||^2 = ||A x - b||^2 - const`` for every x, R square: a tall least-squares
     problem reduced to its size (from the normal equations; A may be rank deficient)."""
-    root = _root(a.T @ a)
-    return root, np.linalg.lstsq(root.T, a.T @ b, rcond=None)[0]
+    return normal_equations_root(a.T @ a, a.T @ b)
+
+
+def normal_equations_root(gram: np.ndarray, projection: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`least_squares_root` from the sums ``A^T A`` and ``A^T b`` (accumulated over row blocks of a tall A)."""
+    root = _root(gram)
+    return root, np.linalg.lstsq(root.T, projection, rcond=None)[0]
 
 
 def _root(gram: np.ndarray) -> np.ndarray:

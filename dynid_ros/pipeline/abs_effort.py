@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid_ros.data.bag_stream import EffortCheck, scan_joint_states
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
@@ -26,8 +27,16 @@ from dynid_ros.estimation.torque_signs import (
     thresholds,
 )
 from dynid_ros.pipeline.identification_result import IdentificationResult
-from dynid_ros.pipeline.identify import identified_model
-from dynid_ros.pipeline.linear_identification import identify_linear
+from dynid_ros.pipeline.identify import (
+    effort_gains,
+    identified_model,
+    in_memory_warnings,
+    read_series,
+    scan_gains,
+    scanned_model,
+    streams,
+)
+from dynid_ros.pipeline.linear_identification import identify_linear, identify_processed, processed_scan
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, nominal_parameters
@@ -81,20 +90,82 @@ def identify_abs_effort(series: JointStateSeries, options: IdentificationOptions
     Returns ``(IdentificationResult, SignSearch)``. The result's relative error is against the recorded ``|tau|``
     with the estimated signs, over the samples that have one (all with ``fill_gaps``).
     """
+    search = _checked(options, search)
+    if series.effort is not None and np.any(series.effort < 0):
+        raise DataError("--abs-effort: the effort has negative values, so it is not |tau|")
+    timer = timer or StageTimer()
+    model, warnings = identified_model(series, options, timer, model, urdf, dh, xacro_args)
+    target, base = _target(model, options, search, timer)
+    result = identify_linear(series, options, model, timer, target, base, warnings)
+    return _signed(result, target, search), target.result
+
+
+def identify_abs_effort_bag(bag: str | Path, options: IdentificationOptions, search: SignSearchOptions | None = None,
+                            urdf: str | Path | None = None, dh: str | Path | None = None,
+                            model: RobotModel | None = None, timer: StageTimer | None = None,
+                            xacro_args: list[str] | None = None, gains_file: str | Path | None = None
+                            ) -> tuple[IdentificationResult, SignSearch]:
+    """:func:`identify_abs_effort` from a rosbag2 (``dynid identify --abs-effort``), streamed as
+    :func:`~dynid_ros.pipeline.identify.identify_bag` streams: the bag read and processed in chunks, each recorded
+    effort checked on the way (no negative value). The sign search itself holds the decimated data and their
+    regressor: it scores sign choices of every segment by one feasible fit over all of them (Pennese et al. 2021
+    Alg. 1), so it needs every row at once; that is the decimated samples only (100 Hz by default), not the bag.
+    ``gains_file``: ``--effort-scale-file``, applied per sample as :func:`identify_bag` does."""
+    search = _checked(options, search)
+    timer = timer or StageTimer()
+    gains = effort_gains(options, gains_file)
+    if not streams(options):  # e.g. a cutoff chosen on the whole series
+        with timer.stage("read_bag"):
+            series = read_series(bag, options, gains, gains_file)
+        result, signs = identify_abs_effort(series, options, search, urdf, dh, model, timer, xacro_args)
+        result.warnings[:0] = in_memory_warnings(options)
+        return result, signs
+    with timer.stage("read_bag"):
+        scan = scan_joint_states(bag, options.topic)
+    model, warnings = scanned_model(scan, options, timer, model, urdf, dh, xacro_args)
+    with timer.stage("process"):
+        data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
+                              scan_gains(scan, model, gains, gains_file), nonnegative_effort(model.joints))
+    del scan
+    target, base = _target(model, options, search, timer)
+    result = identify_processed(data, options, model, timer, target, base, warnings)
+    return _signed(result, target, search), target.result
+
+
+def nonnegative_effort(joints: list[str] | tuple[str, ...]) -> EffortCheck:
+    """``--abs-effort``'s check of the recorded effort of ``joints`` (no negative value), sample by sample."""
+
+    def check(effort: np.ndarray, first: int) -> None:
+        negative = np.argwhere(effort < 0)
+        if negative.size:
+            row, joint = negative[0]
+            raise DataError(f"--abs-effort: the effort has negative values, so it is not |tau| (sample {first + row}, "
+                            f"joint {joints[joint]}: {effort[row, joint]:.6g})")
+
+    return check
+
+
+def _checked(options: IdentificationOptions, search: SignSearchOptions | None) -> SignSearchOptions:
     search = search or SignSearchOptions()
     search.check()
     options.check()
-    if series.effort is not None and np.any(series.effort < 0):
-        raise DataError("--abs-effort: the effort has negative values, so it is not |tau|")
     if "sigmoid" in options.friction:
         raise ConfigError("--abs-effort: sigmoid friction is not supported with unknown torque signs")
-    timer = timer or StageTimer()
-    model, warnings = identified_model(series, options, timer, model, urdf, dh, xacro_args)
+    return search
+
+
+def _target(model: RobotModel, options: IdentificationOptions, search: SignSearchOptions,
+            timer: StageTimer) -> tuple[SignedTarget, BaseParameters]:
+    """The sign search as the fit target, and the base parameters it works on."""
     layout = model.layout_for(options.friction, options.armature)
     with timer.stage("base_parameters"):
         base = compute_base_parameters(model, layout)
-    target = SignedTarget(model, layout, base, options, search)
-    result = identify_linear(series, options, model, timer, target, base, warnings)
+    return SignedTarget(model, layout, base, options, search), base
+
+
+def _signed(result: IdentificationResult, target: SignedTarget, search: SignSearchOptions) -> IdentificationResult:
+    """``result`` with its relative error against the signed ``|tau|`` and the signs found recorded."""
+    model, layout = result.model, result.layout
     data, signs = target.data, target.signs
     known = signs != 0
     tau_hat = torques(model, layout, result.delta, data.q, data.dq, data.ddq)
@@ -110,4 +181,4 @@ def identify_abs_effort(series: JointStateSeries, options: IdentificationOptions
     in_segments = target.result.sample_signs(data.q.shape[0], model.n_dof) != 0
     result.warnings.append(f"--abs-effort: {100 * (1 - in_segments.mean()):.1f} % of the samples near zero torque, "
                            + ("signed by the fit of the segments" if search.fill_gaps else "left out"))
-    return result, target.result
+    return result

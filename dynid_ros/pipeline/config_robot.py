@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import ConfigError
 from dynid_ros.pipeline.frames_identification import (
     FramesFit,
+    frames_streams,
     identify_frames,
+    identify_frames_scan,
     read_motor_states,
     write_frames_result,
 )
@@ -48,12 +51,19 @@ def identify_frames_config(config: Mapping, source: str, bag: str | Path, out: s
                            solver: str | None = None) -> FramesFit:
     """Identify the ``robot: frames:`` robot of ``config`` from ``bag`` (a rosbag2, or a CSV without stamps at
     ``robot.csv_rate_hz``) and write the result into ``out`` (refused, untouched, when it is not an earlier
-    result)."""
+    result). A rosbag2 is streamed, a CSV read whole (:func:`frames_streams`; the fit's ``warnings`` then say
+    so)."""
     inputs = (bag, source)
     check_output(out, RESULT, inputs)
     robot = load_frames_robot(config, source)
     processing = frames_processing(config)
-    series = read_motor_states(bag, config, topic or DEFAULT_TOPIC)
-    fit = identify_frames(robot, series, processing, solver or "clarabel")
+    in_memory = frames_streams(bag)
+    if in_memory is None:  # a rosbag2 streamed: its chunks processed one by one, the regressor a block at a time
+        scan = scan_joint_states(bag, topic or DEFAULT_TOPIC)
+        fit = identify_frames_scan(robot, scan, processing, solver or "clarabel")
+    else:
+        series = read_motor_states(bag, config, topic or DEFAULT_TOPIC)
+        fit = identify_frames(robot, series, processing, solver or "clarabel")
+        fit.warnings.append(in_memory)
     write_frames_result(fit, config, fit.processing, Path(out), inputs)  # estimated effort delays resolved
     return fit

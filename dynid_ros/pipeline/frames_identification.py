@@ -16,7 +16,7 @@ validation applies the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,18 +24,19 @@ import numpy as np
 import yaml
 
 from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.bag_stream import BagScan
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
-from dynid_ros.data.effort_delay import advance_effort
+from dynid_ros.data.effort_delay import advance_effort, advanced_rows
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.output_paths import RESULT
-from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, process
+from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, check_fields, process, process_rows
 from dynid_ros.dynamics.base_parameters import RANK_TOLERANCE
 from dynid_ros.dynamics.feasibility import SOLVED, is_feasible, lmi_constraints, solve
 from dynid_ros.dynamics.frame_terms import TermColumns, known_torque, term_columns
-from dynid_ros.dynamics.regressor import regressor_3d
+from dynid_ros.dynamics.regressor import block_samples, regressor_3d
 from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.estimation.fit_quality import relative_error
-from dynid_ros.estimation.payload import least_squares_root
+from dynid_ros.estimation.payload import normal_equations_root
 from dynid_ros.pipeline.results import atomic_directory
 from dynid_ros.robot.frames import FramesRobot, load_frames_robot
 from dynid_ros.robot.parameters import ParameterLayout
@@ -65,17 +66,34 @@ class FramesFit:
     n_samples: int
     processing: dict = field(default_factory=dict)
 
+    warnings: list[str] = field(default_factory=list)
+    """Console notes (e.g. why the bag was read whole); not part of the result file."""
+
     def predict(self, data: ProcessedData) -> np.ndarray:
-        """Motor torques (N, n) at processed samples, the known torques included."""
-        y, extra = frame_regressor(self.robot, self.layout, data.q, data.dq, data.ddq)
-        values = np.array([self.terms[name] for name in extra.names])
-        return y @ self.delta + extra.columns @ values + known_torque(self.robot, data.q)
+        """Motor torques (N, n) at processed samples, the known torques included (the regressor a block of samples
+        at a time)."""
+        out = np.empty_like(data.q)
+        for rows, y, extra in regressor_blocks(self.robot, self.layout, data):
+            values = np.array([self.terms[name] for name in extra.names])
+            out[rows] = y @ self.delta + extra.columns @ values
+        return out + known_torque(self.robot, data.q)
 
 
 def frame_regressor(robot: FramesRobot, layout: ParameterLayout, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
                     ) -> tuple[np.ndarray, TermColumns]:
     """The link regressor (N, n, 10 L) and the per-frame term columns at the motor states."""
     return regressor_3d(robot.model, layout, q, dq, ddq), term_columns(robot, q, dq, ddq)
+
+
+def regressor_blocks(robot: FramesRobot, layout: ParameterLayout, data: ProcessedData
+                     ) -> Iterator[tuple[slice, np.ndarray, TermColumns]]:
+    """:func:`frame_regressor` of the processed samples a block at a time (``BLOCK_BYTES`` of the regressor): the
+    samples' rows and their link and per-frame term columns. Memory does not grow with the recording's length."""
+    n = len(robot.motors)
+    step = block_samples(n, layout.n_parameters + 5 * len(robot.frames))
+    for first in range(0, data.q.shape[0], step):
+        rows = slice(first, first + step)
+        yield (rows, *frame_regressor(robot, layout, data.q[rows], data.dq[rows], data.ddq[rows]))
 
 
 EFFORT_DELAY = "effort_delay_s"
@@ -124,7 +142,12 @@ def estimate_effort_delays(robot: FramesRobot, series: JointStateSeries, process
     at the end of the range (no minimum: not a delay). The kinematics do not depend on the delay: the regressor is
     built once, the filtered torque is shifted along it."""
     options = {k: v for k, v in processing.items() if k != EFFORT_DELAY}
-    data = frames_data(robot, series, options)
+    return effort_delays_of(robot, frames_data(robot, series, options))
+
+
+def effort_delays_of(robot: FramesRobot, data: ProcessedData) -> list[float]:
+    """:func:`estimate_effort_delays` on processed samples without delay (their whole regressor in memory: the
+    projection onto its column space is taken once, every candidate delay's torque projected on it)."""
     layout = ParameterLayout(robot.motors, robot.model.links, (), False)
     y, extra = frame_regressor(robot, layout, data.q, data.dq, data.ddq)
     tau = data.tau - known_torque(robot, data.q)
@@ -150,20 +173,75 @@ def estimate_effort_delays(robot: FramesRobot, series: JointStateSeries, process
 def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: dict, solver: str = "clarabel"
                     ) -> FramesFit:
     """Identify ``robot`` from motor-coordinate joint states (module docstring)."""
+    if processing.get(EFFORT_DELAY) == "estimate":
+        processing = {**processing, EFFORT_DELAY: estimate_effort_delays(robot, series, processing)}
+    return fit_frames(robot, frames_data(robot, series, processing), processing, solver)
+
+
+def frames_streams(path: str | Path) -> str | None:
+    """None when :func:`identify_frames_scan` can stream the recording ``path`` (a rosbag2); else why it is read
+    whole."""
+    return "a CSV recording is read whole" if str(path).lower().endswith(".csv") else None
+
+
+def frames_data_scan(robot: FramesRobot, scan: BagScan, processing: dict, start: float | None = None,
+                     end: float | None = None) -> ProcessedData:
+    """:func:`frames_data` of a bag read in chunks (:mod:`dynid_ros.data.bag_stream`), within ``start``/``end``
+    [s from the first sample] as ``JointStateSeries.window``: ``chunk_s`` seconds processed at a time, the effort
+    advanced by numeric ``effort_delay_s`` on the way (:func:`~dynid_ros.data.effort_delay.advanced_rows`), only the
+    decimated samples kept."""
+    missing = [m for m in robot.motors if m not in scan.names]
+    if missing:
+        raise DataError(f"motor coordinate(s) {', '.join(missing)} of the robot are not in the joint states")
+    options = ProcessingOptions(**{k: v for k, v in processing.items() if k != EFFORT_DELAY})
+    check_fields(scan.check_fields(list(robot.motors)), True, options)
+    rows = scan.rows(list(robot.motors))
+    first, stop = scan.window_rows(start, end)
+    t, fetch = scan.t[first:stop], lambda a, b: rows.get(first + a, first + b)
+    delays = processing.get(EFFORT_DELAY)
+    if delays is not None:
+        t, fetch = advanced_rows(t, fetch, motor_delays(robot, delays))
+    return process_rows(t, fetch, options, options.chunk_s)
+
+
+def identify_frames_scan(robot: FramesRobot, scan: BagScan, processing: dict, solver: str = "clarabel"
+                         ) -> FramesFit:
+    """:func:`identify_frames` from a bag streamed: the processed samples held, the regressor a block at a time
+    (:func:`fit_frames`). ``effort_delay_s: estimate`` searches the delays on the processed samples without delay
+    (read in one more pass; the search holds their regressor, :func:`effort_delays_of`)."""
+    if processing.get(EFFORT_DELAY) == "estimate":
+        plain = {k: v for k, v in processing.items() if k != EFFORT_DELAY}
+        processing = {**processing, EFFORT_DELAY: effort_delays_of(robot, frames_data_scan(robot, scan, plain))}
+    return fit_frames(robot, frames_data_scan(robot, scan, processing), processing, solver)
+
+
+def normal_equations(robot: FramesRobot, layout: ParameterLayout, data: ProcessedData
+                     ) -> tuple[np.ndarray, np.ndarray, float, TermColumns]:
+    """``A^T A``, ``A^T b`` and ``b^T b`` of the weighted rows (module docstring), summed over blocks of samples,
+    and the per-frame terms' names and bounds."""
+    tau = data.tau - known_torque(robot, data.q)
+    weight = 1.0 / np.maximum(np.ptp(tau, axis=0), 1e-12)
+    b_all = tau * weight
+    gram = projection = extra = None
+    for rows, y, extra in regressor_blocks(robot, layout, data):
+        a = (np.concatenate([y, extra.columns], axis=2) * weight[None, :, None]).reshape(-1, y.shape[2]
+                                                                                          + extra.columns.shape[2])
+        b = b_all[rows].reshape(-1)
+        gram = a.T @ a if gram is None else gram + a.T @ a
+        projection = a.T @ b if projection is None else projection + a.T @ b
+    return gram, projection, float(np.sum(b_all**2)), extra
+
+
+def fit_frames(robot: FramesRobot, data: ProcessedData, processing: dict, solver: str = "clarabel") -> FramesFit:
+    """The constrained weighted least squares of :func:`identify_frames` on processed data (module docstring)."""
     import cvxpy as cp  # heavy optional dependency of the estimators
 
     layout = ParameterLayout(robot.motors, robot.model.links, (), False)
-    if processing.get(EFFORT_DELAY) == "estimate":
-        processing = {**processing, EFFORT_DELAY: estimate_effort_delays(robot, series, processing)}
-    data = frames_data(robot, series, processing)
-    y, extra = frame_regressor(robot, layout, data.q, data.dq, data.ddq)
-    tau = data.tau - known_torque(robot, data.q)
-    weight = 1.0 / np.maximum(np.ptp(tau, axis=0), 1e-12)
-    a = np.concatenate([y, extra.columns], axis=2) * weight[None, :, None]
-    a = a.reshape(-1, a.shape[2])
-    b = (tau * weight).reshape(-1)
-    r, rhs = least_squares_root(a, b)
-    x = cp.Variable(a.shape[1])
+    if data.q.shape[0] == 0:
+        raise DataError("frames robot: no processed sample to identify from")
+    gram, projection, b2, extra = normal_equations(robot, layout, data)
+    r, rhs = normal_equations_root(gram, projection)
+    x = cp.Variable(gram.shape[0])
     delta, terms = x[:layout.n_parameters], x[layout.n_parameters:]
     constraints = lmi_constraints(delta, layout, "full", LMI_MARGIN, np.tile(LMI_SCALES, (len(layout.links), 1)))
     for i in range(len(extra.names)):
@@ -171,7 +249,7 @@ def identify_frames(robot: FramesRobot, series: JointStateSeries, processing: di
             constraints.append(terms[i] >= extra.low[i])
         if np.isfinite(extra.high[i]):
             constraints.append(terms[i] <= extra.high[i])
-    objective = cp.sum_squares(r @ x - rhs) + PULL * float(b @ b) * cp.sum_squares(x)
+    objective = cp.sum_squares(r @ x - rhs) + PULL * b2 * cp.sum_squares(x)
     problem = cp.Problem(cp.Minimize(objective), constraints)
     status, _ = solve(problem, solver)
     if status not in SOLVED or x.value is None:
@@ -191,7 +269,12 @@ def validate_frames(fit: FramesFit, series: JointStateSeries, processing: dict, 
     """Relative error (Sousa & Cortesão 2014 eq. 84) of the prediction on other joint states, over all processed
     samples or the ``first`` ones, against the recorded torque or (``filtered``, as Wang et al. 2019 Table V) the
     torque filtered like the fit's."""
-    data = frames_data(fit.robot, series, processing)
+    return frames_errors(fit, frames_data(fit.robot, series, processing), first, filtered)
+
+
+def frames_errors(fit: FramesFit, data: ProcessedData, first: int | None = None, filtered: bool = False
+                  ) -> tuple[float, list[float]]:
+    """:func:`validate_frames` on processed data (e.g. :func:`frames_data_scan` of a bag streamed)."""
     window = slice(0, first)
     measured = data.tau if filtered else data.tau_raw
     return relative_error(measured[window], fit.predict(data)[window])

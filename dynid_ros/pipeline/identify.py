@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.bag_stream import BagScan, scan_joint_states
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.data.signal_processing import CUTOFF_AUTO, ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters
+from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.pipeline.gains import read_gains, scale_by_name
 from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.linear_identification import FitTarget, identify_linear, identify_processed, processed_scan
 from dynid_ros.pipeline.options import IdentificationOptions
@@ -61,27 +65,75 @@ def scanned_model(scan: BagScan, options: IdentificationOptions, timer: StageTim
     return model, locked_warnings(model)
 
 
+def streams(options: IdentificationOptions) -> bool:
+    """Whether :func:`identify_bag` streams the bag with ``options``: not for sigmoid friction (a nonlinear fit over
+    the whole series) nor a cutoff chosen on the data (``cutoff_hz: auto``)."""
+    return "sigmoid" not in options.friction and options.processing.get("cutoff_hz") != CUTOFF_AUTO
+
+
+def in_memory_warnings(options: IdentificationOptions) -> list[str]:
+    """The console line saying why a bag is read whole (:func:`streams`), if it is."""
+    if "sigmoid" in options.friction:
+        return ["sigmoid friction needs the whole series: read in memory"]
+    return []
+
+
+def effort_gains(options: IdentificationOptions, gains_file: str | Path | None) -> dict[str, float] | None:
+    """The per-joint factors of ``--effort-scale-file`` (``dynid gains``), None without one; not with the options'
+    ``effort_scale``."""
+    if gains_file is None:
+        return None
+    if options.effort_scale is not None:
+        raise ConfigError("give --effort-scale or --effort-scale-file, not both")
+    return read_gains(gains_file)
+
+
+def read_series(bag: str | Path, options: IdentificationOptions, gains: dict[str, float] | None,
+                gains_file: str | Path | None) -> JointStateSeries:
+    """The whole topic in memory, its effort scaled by ``gains`` (of ``gains_file``) if given."""
+    series = read_joint_states(bag, topic=options.topic)
+    return series if gains is None else scale_by_name(series, gains, str(gains_file))
+
+
+def scan_gains(scan: BagScan, model: RobotModel, gains: dict[str, float] | None,
+               gains_file: str | Path | None) -> np.ndarray | None:
+    """``gains`` as the effort scale of the model's joints (1 for a joint without one); a DataError for a joint of
+    the gains file that the bag lacks (as :func:`~dynid_ros.pipeline.gains.scale_by_name`)."""
+    if gains is None:
+        return None
+    missing = [j for j in gains if j not in scan.names]
+    if missing:
+        raise DataError(f"{gains_file}: joint(s) {', '.join(missing)} are not in the joint states")
+    return np.array([gains.get(j, 1.0) for j in model.joints])
+
+
 def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Path | None = None,
                  dh: str | Path | None = None, model: RobotModel | None = None, timer: StageTimer | None = None,
-                 xacro_args: list[str] | None = None, scan: BagScan | None = None) -> IdentificationResult:
+                 xacro_args: list[str] | None = None, scan: BagScan | None = None,
+                 gains_file: str | Path | None = None) -> IdentificationResult:
     """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
     processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
     decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). Sigmoid
     friction and a cutoff chosen on the data (``cutoff_hz: auto``) are identified in memory (:func:`identify`).
-    ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already."""
+    ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already. ``gains_file``: the per-joint
+    effort factors of ``--effort-scale-file``, applied to each sample on the way in."""
     options.check()
     timer = timer or StageTimer()
+    gains = effort_gains(options, gains_file)
     with timer.stage("read_bag"):
-        if "sigmoid" in options.friction or options.processing.get("cutoff_hz") == CUTOFF_AUTO:  # in memory
+        if not streams(options):  # in memory
             scan = None
         elif scan is None:
             scan = scan_joint_states(bag, options.topic)
-        series = read_joint_states(bag, topic=options.topic) if scan is None else None
+        series = read_series(bag, options, gains, gains_file) if scan is None else None
     if series is not None:
-        return identify(series, options, urdf, dh, model, timer, xacro_args)
+        result = identify(series, options, urdf, dh, model, timer, xacro_args)
+        result.warnings[:0] = in_memory_warnings(options)
+        return result
     model, warnings = scanned_model(scan, options, timer, model, urdf, dh, xacro_args)
     with timer.stage("process"):
-        data = processed_scan(scan, model, options, ProcessingOptions(**options.processing))
+        data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
+                              scan_gains(scan, model, gains, gains_file))
     del scan  # the stamps of every message: not needed any more
     return identify_processed(data, options, model, timer, warnings=warnings)
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dynid_ros.data.bag_stream import BagScan
+from dynid_ros.data.bag_stream import BagScan, EffortCheck
 from dynid_ros.data.joint_states import JointStateSeries, complete_fields
 from dynid_ros.data.signal_processing import (
     CUTOFF_AUTO,
@@ -108,12 +108,16 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
 
 
 def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
-                   processing: ProcessingOptions) -> ProcessedData:
+                   processing: ProcessingOptions, effort_scale: np.ndarray | None = None,
+                   effort_check: EffortCheck | None = None) -> ProcessedData:
     """:func:`prepare_series` and :func:`~dynid_ros.data.signal_processing.process` of a bag read in chunks
     (:mod:`dynid_ros.data.bag_stream`): ``processing.chunk_s`` seconds at a time, only the decimated samples
-    kept; the same samples and values as the whole series at once (to round-off)."""
-    scale = None if options.effort_scale is None else effort_scale_vector(options.effort_scale, list(model.joints))
-    rows = scan.rows(list(model.joints), np.asarray(model.continuous, dtype=bool), scale)
+    kept; the same samples and values as the whole series at once (to round-off). ``effort_scale``: per model
+    joint, instead of the options' (e.g. ``--effort-scale-file``); ``effort_check``: run on the recorded effort of
+    every sample read."""
+    if effort_scale is None and options.effort_scale is not None:
+        effort_scale = effort_scale_vector(options.effort_scale, list(model.joints))
+    rows = scan.rows(list(model.joints), np.asarray(model.continuous, dtype=bool), effort_scale, effort_check)
     first, stop = scan.window_rows(options.start, options.end)
     if stop - first < 10:
         raise DataError(f"only {stop - first} samples between --start {options.start} and --end {options.end} "

@@ -5,12 +5,16 @@ parameters are :mod:`dynid_ros.estimation.inertia_stack`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.bounds import Bounds
+from dynid_ros.dynamics.regressor import CACHE_BYTES, block_samples
+from dynid_ros.dynamics.row_chunks import RowChunks, cached
 from dynid_ros.errors import ConfigError, DataError
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.estimators import closest_standard
@@ -18,7 +22,7 @@ from dynid_ros.estimation.identifiability import check_excited
 from dynid_ros.estimation.inertia_stack import (
     STACK_METHODS,
     MassMatrixSamples,
-    informative_elements,
+    informative_peaks,
     lower_triangle,
     stack_base_parameters,
     stack_names,
@@ -28,13 +32,56 @@ from dynid_ros.pipeline.identification_result import IdentificationResult
 from dynid_ros.pipeline.options import IdentificationOptions
 from dynid_ros.pipeline.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, load_model, nominal_parameters
+from dynid_ros.robot.parameters import ParameterLayout
 from dynid_ros.robot.urdf_writer import attached_parameters
 
+BLOCK_CONFIGURATIONS: int | None = None
+"""Configurations per block of the stacked regressor (None: ``BLOCK_BYTES`` of it, as the torque regressor's)."""
 
-def _pad_rows(w: np.ndarray, s: np.ndarray, n_dof: int) -> tuple[np.ndarray, np.ndarray]:
-    """Zero rows up to a multiple of ``n_dof`` (the estimators group rows per joint; a zero row is no equation)."""
-    missing = (-s.size) % n_dof
-    return np.vstack([w, np.zeros((missing, w.shape[1]))]), np.concatenate([s, np.zeros(missing)])
+
+def stack_chunks(model: RobotModel, layout: ParameterLayout, base: BaseParameters, q: np.ndarray,
+                 kept: np.ndarray) -> RowChunks:
+    """The base regressor of the kept stack elements at configurations ``q`` as :class:`RowChunks`, computed a block
+    of configurations at a time (kept when small), padded with zero rows to a multiple of the joints (the
+    estimators group rows per joint; a zero row is no equation)."""
+    n_kept, n_conf, n = int(kept.sum()), q.shape[0], model.n_dof
+    step = BLOCK_CONFIGURATIONS or block_samples(n_kept, layout.n_parameters)
+    step = max(n, step - step % n)  # every block but the last a whole number of joint groups
+    pad = (-n_conf * n_kept) % n
+
+    def blocks() -> Iterator[np.ndarray]:
+        for first in range(0, n_conf, step):
+            y = stack_regressor(model, layout, q[first:first + step])
+            block = base.project(y[:, kept].reshape(-1, layout.n_parameters))
+            yield block if first + step < n_conf else np.vstack([block, np.zeros((pad, base.n_base))])
+
+    small = 8.0 * n_conf * n_kept * base.n_base <= CACHE_BYTES
+    return RowChunks(cached(blocks) if small else blocks, (n_conf * n_kept + pad, base.n_base))
+
+
+def stack_survey(model: RobotModel, layout: ParameterLayout, q: np.ndarray) -> np.ndarray:
+    """Per stack element, the largest regressor entry over all configurations (a block at a time)."""
+    step = BLOCK_CONFIGURATIONS or block_samples(len(stack_names(model.n_dof)), layout.n_parameters)
+    peak = np.zeros(len(stack_names(model.n_dof)))
+    for first in range(0, q.shape[0], step):
+        peak = np.maximum(peak, np.max(np.abs(stack_regressor(model, layout, q[first:first + step])), axis=(0, 2)))
+    return peak
+
+
+def stack_prediction(model: RobotModel, layout: ParameterLayout, q: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """(N, n(n+1)/2 + n) inertia stacks predicted by ``delta`` (eq. 20), a block of configurations at a time."""
+    step = BLOCK_CONFIGURATIONS or block_samples(len(stack_names(model.n_dof)), layout.n_parameters)
+    return np.vstack([stack_regressor(model, layout, q[first:first + step]) @ delta
+                      for first in range(0, q.shape[0], step)])
+
+
+def stack_rank(w_b: RowChunks, rows: int) -> tuple[int, np.ndarray]:
+    """Numerical rank of the column-normalized base regressor (``rows`` equations) and its singular values, from
+    the compressed ``R`` (``R^T R = W^T W``: the same singular values; Sousa & Cortesão 2014 eq. 64-70)."""
+    factor = estimators.compress(w_b, np.zeros(w_b.shape[0]))[0]
+    norms = np.linalg.norm(factor, axis=0)
+    singular = np.linalg.svd(factor / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    return int(np.sum(singular > singular[0] * max(rows, w_b.shape[1]) * np.finfo(float).eps)), singular
 
 
 def identify_from_mass_matrix(samples: MassMatrixSamples, options: IdentificationOptions,
@@ -65,9 +112,8 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options: Identificatio
                         f"({', '.join(model.joints)})")
     with timer.stage("base_parameters"):
         base = stack_base_parameters(model, layout)
-    with timer.stage("regressor"):
-        y = stack_regressor(model, layout, samples.q)
-        kept = informative_elements(y)
+    with timer.stage("regressor"):  # in blocks of configurations: never the whole stacked regressor
+        kept = informative_peaks(stack_survey(model, layout, samples.q))
         names = stack_names(model.n_dof)
         dropped = [name for name, k in zip(names, kept) if not k]
         if dropped:
@@ -76,14 +122,11 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options: Identificatio
             warnings.append(f"stack element(s) {', '.join(dropped)} carry no information in this model and are "
                             f"dropped" + (f" (but the data is not zero there: {100 * residue:.2g} % of the largest "
                                           f"value; check the gravity direction)" if residue > 1e-6 else ""))
-        w = y[:, kept].reshape(-1, layout.n_parameters)
+        w_fit = stack_chunks(model, layout, base, samples.q, kept)
         s = samples.stack[:, kept].reshape(-1)
-        w_b = base.project(w)
-        norms = np.linalg.norm(w_b, axis=0)
-        singular = np.linalg.svd(w_b / np.where(norms > 0, norms, 1.0), compute_uv=False)
-        rank = int(np.sum(singular > singular[0] * max(w_b.shape) * np.finfo(float).eps))
-        check_excited(w_b, base)
-        w_fit, s_fit = _pad_rows(w_b, s, model.n_dof)
+        s_fit = np.concatenate([s, np.zeros(w_fit.shape[0] - s.size)])
+        rank, singular = stack_rank(w_fit, s.size)
+        check_excited(w_fit, base)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)
     bounds = Bounds.from_config(options.bounds, layout) if options.bounds else None
@@ -103,7 +146,7 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options: Identificatio
         if status != "optimal":
             warnings.append(f"solver status {status}: the estimate may be inaccurate")
     with timer.stage("evaluate"):
-        s_hat = y @ delta
+        s_hat = stack_prediction(model, layout, samples.q, delta)
         err, per_joint = _stack_errors(samples.stack, s_hat, kept, model.n_dof)
         feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency, attached=attached))
     processing = {"source": "mass_matrix", "file": samples.source, "n_configurations": int(samples.q.shape[0]),

@@ -7,7 +7,8 @@ Parameters:
         ``robot_description_topic`` if set, else the config's robot.urdf); meshes are not needed.
     xacro_args (str[]): ``name:=value`` arguments of a ``.urdf.xacro`` urdf_path.
     bag_path (str): rosbag2 with the joint states (read when ``~/identify`` is called, so it may be set
-        later with ``ros2 param set``). output_dir (str): result directory ('' = ``dynid_result_<date>_<time>``).
+        later with ``ros2 param set``; streamed as ``dynid identify --bag`` streams it, so memory does not grow
+        with the bag's length). output_dir (str): result directory ('' = ``dynid_result_<date>_<time>``).
     The options of ``dynid identify`` (unset = the config's ``identification:`` section, else the CLI default):
     joints (str[]), topic (str), start, end (double, seconds from the first message; -1 = unset),
     friction (str[]: viscous, coulomb, offset | none), armature (str: true | false), method (ols | wls |
@@ -46,12 +47,11 @@ from rclpy.duration import Duration
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
 from dynid_ros.pipeline.config_robot import coupled_model, identify_frames_config
 from dynid_ros.pipeline.frames_identification import frames_result_dict
-from dynid_ros.pipeline.identify import identify
+from dynid_ros.pipeline.identify import identify_bag
 from dynid_ros.pipeline.options import IdentificationOptions, identification_options, parameter_overrides
 from dynid_ros.pipeline.results import REPORT_FILE, URDF_FILE, write_result
 from dynid_ros.pipeline.timing import StageTimer
@@ -159,13 +159,12 @@ class IdentificationNode(Node):
                 return
             options = self.options()
             timer = StageTimer()
-            with timer.stage("read_bag"):
-                series = read_joint_states(bag, topic=options.topic)
             with timer.stage("model"):  # a coupling: section: the URDF's joints driven by the bag's motors
                 model = coupled_model(self.params["_config"], str(self.params["_config_path"]), options.joints,
                                       urdf=self.urdf, xacro_args=xacro_args(self.params))
-            result = identify(series, options, urdf=self.urdf, model=model, timer=timer,
-                              xacro_args=xacro_args(self.params))
+            # dynid identify --bag's entry: the bag streamed (or read whole where an option needs the whole series)
+            result = identify_bag(bag, options, urdf=self.urdf, model=model, timer=timer,
+                                  xacro_args=xacro_args(self.params))
             with timer.stage("write"):
                 write_result(result, out, (bag, self.urdf))
             report_text = (out / REPORT_FILE).read_text()  # exactly the file, timings included
