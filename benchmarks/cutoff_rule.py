@@ -2,8 +2,8 @@
 
 For each data set (the real Panda run of Gaz et al. 2019 split 70/30; simulated 1 kHz runs of the embedded robots
 and of the Panda scaled to a 0.6 kg and a 30 kg arm, identification and validation on two different excitations;
-arms of example-robot-data with an optimized excitation): the motion's bandwidth ``B`` as the default measures it
-(:mod:`dynid_ros.data.bandwidth`), the cutoff time-blocked cross-validation picks (``cutoff_hz: auto``,
+the 3.8 kg three-joint arm of the tests on two multi-sine periods): the motion's bandwidth ``B`` as the default
+measures it (:mod:`dynid_ros.data.bandwidth`), the cutoff time-blocked cross-validation picks (``cutoff_hz: auto``,
 :mod:`dynid_ros.pipeline.cutoff_selection`), the cutoff the default rule derives from ``B`` and the sample rate, and
 the held-out error of the DEFAULT identification with each (and with the former fixed 6 Hz).
 
@@ -43,9 +43,11 @@ from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  #
 from dynid_ros.robot.config import load_config  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.robot.resources import robot_file  # noqa: E402
-from dynid_ros.sim import GroundTruth  # noqa: E402
+from dynid_ros.sim import GroundTruth, Simulator, simulate_profile  # noqa: E402
 from dynid_ros.sim.demo import shipped_trajectory  # noqa: E402
 from dynid_ros.sim.robustness import case_setup, simulated_run  # noqa: E402
+
+from sim_bags import arm_urdf, reference  # noqa: E402
 
 Dataset = tuple[JointStateSeries, JointStateSeries, Path, list[str] | None]
 
@@ -75,6 +77,18 @@ def scaled(case: str, workdir: Path) -> Dataset:
     return runs[0], runs[1], setup.urdf, None
 
 
+def fleet_arm(workdir: Path) -> Dataset:
+    """The three-joint arm of the fleet tests (3.8 kg), one 3 s multi-sine period to identify, a 4 s one to
+    validate (test/sim_bags.py)."""
+    urdf = arm_urdf(workdir)
+    truth = GroundTruth(damping=[0.1, 0.08, 0.05], friction=[0.3, 0.2, 0.15], noise=0.02, seed=0)
+    runs = []
+    for seed, duration in ((2, 3.0), (3, 4.0)):
+        sim = Simulator(urdf, truth=truth, seed=seed)
+        runs.append(simulate_profile(sim, *reference(duration, sim.timestep), progress=False))
+    return runs[0], runs[1], urdf, None
+
+
 def held_out(ident: JointStateSeries, val: JointStateSeries, urdf: Path, joints, cutoff) -> tuple[float, float]:
     """Held-out error of the default identification with processing ``cutoff_hz: cutoff``, and the cutoff used."""
     options = IdentificationOptions(joints=joints, processing={} if cutoff is None else {"cutoff_hz": cutoff})
@@ -92,7 +106,7 @@ def study(name: str, data: Dataset) -> dict:
     series = prepare_series(ident, model, options)
     rate = 1.0 / float(np.median(np.diff(series.t)))
     bandwidth = leading_bandwidth(series.t, series.velocity)
-    rule = derived_cutoff(bandwidth, rate)
+    rule = derived_cutoff(bandwidth, rate, ProcessingOptions().order, ProcessingOptions().decimate_hz)
     base = compute_base_parameters(model, model.layout_for(options.friction, options.armature))
     _, choice = choose_cutoff(series, ProcessingOptions(), model, base)
     row = {"set": name, "rate_hz": rate, "bandwidth_hz": bandwidth, "peak_speed": float(np.abs(series.velocity).max()),
@@ -112,7 +126,7 @@ def study(name: str, data: Dataset) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="panda_gaz2019,panda,ur5e,small_arm,large_arm")
+    parser.add_argument("--sets", default="panda_gaz2019,panda,ur5e,small_arm,large_arm,fleet_arm")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     rows = []
@@ -122,6 +136,8 @@ def main() -> int:
                 data = real_panda()
                 if data is None:
                     continue
+            elif name == "fleet_arm":
+                data = fleet_arm(Path(tmp))
             elif name in ("small_arm", "large_arm"):
                 data = scaled(name, Path(tmp))
             else:
