@@ -20,9 +20,12 @@ the UR5e). The zero-phase Butterworth filter of order ``n`` (applied forward and
 resolution) when ``f_c >= 4 B * PASSBAND_LOSS^(-1 / (2n))``: 16.9 ``B`` at order 4. The motion's own high-frequency
 content (tracking transients of the joint controllers) passes with it; what lies above is sensor noise and
 vibration. The cutoff stays below :data:`NYQUIST_SHARE` of the sample rate (the filter must still stop something).
-Measured (``benchmarks/cutoff_rule.py``): time-blocked cross-validation picks 16 ``B`` on the real Panda of Gaz et
-al. 2019 (more above: 32 ``B`` costs 2.8 points) and 64 ``B`` (the highest candidate) on simulated arms of 0.6-30 kg
-with little sensor noise; the rule's 16.9 ``B`` is the lowest cutoff that no measured data set wants raised much.
+Measured (``benchmarks/cutoff_rule.py``, held-out errors of the default identification): time-blocked
+cross-validation picks 16 ``B`` on the real Panda of Gaz et al. 2019 (2.691 %; the rule 2.692 %; 33 ``B`` scores
+0.13 points worse, 66 ``B`` 2.8 points) and 64 ``B``, its highest candidate, on simulated arms of 0.6-30 kg with
+little sensor noise (the rule: 0.76-1.95 %, between the cross-validated 0.64-1.54 % and the former fixed 6 Hz's
+0.90-2.85 %). Noise, which the bandwidth does not see, sets how much higher a cutoff pays: ``cutoff_hz: auto``
+measures it at the cost of the whole window in memory.
 
 **The decimation** keeps :data:`DECIMATION_FACTOR` samples per cutoff period (the decimated Nyquist frequency 4
 times the cutoff, where the forward-backward filter has attenuated by ``4^(2n)``), at least the configured rate
