@@ -2,7 +2,8 @@
 
 For each data set (the real Panda run of Gaz et al. 2019 split 70/30; simulated 1 kHz runs of the embedded robots
 and of the Panda scaled to a 0.6 kg and a 30 kg arm, identification and validation on two different excitations;
-the 3.8 kg three-joint arm of the tests on two multi-sine periods): the motion's bandwidth ``B`` as the default
+the 3.8 kg three-joint arm of the tests on two multi-sine periods; arms of example-robot-data, e.g. ``so100``,
+``ur10``, with excitations optimized for them in 10 s): the motion's bandwidth ``B`` as the default
 measures it (:mod:`dynid_ros.data.bandwidth`), the cutoff time-blocked cross-validation picks (``cutoff_hz: auto``,
 :mod:`dynid_ros.pipeline.cutoff_selection`), the cutoff the default rule derives from ``B`` and the sample rate, and
 the held-out error of the DEFAULT identification with each (and with the former fixed 6 Hz).
@@ -28,13 +29,19 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "test"))
 
+from bench_demo_robots import ROBOTS, robots_root  # noqa: E402
 from real_robots import panda_gaz2019  # noqa: E402
 
 from dynid_ros.data.bandwidth import derived_cutoff, leading_bandwidth  # noqa: E402
 from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
 from dynid_ros.data.signal_processing import ProcessingOptions  # noqa: E402
 from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
-from dynid_ros.excitation import load_trajectory  # noqa: E402
+from dynid_ros.excitation import (  # noqa: E402
+    ExcitationOptions,
+    load_trajectory,  # noqa: E402
+    optimize_excitation,
+)
+from dynid_ros.execution.robot_limits import checked_profile, robot_limits  # noqa: E402
 from dynid_ros.pipeline.cutoff_selection import choose_cutoff  # noqa: E402
 from dynid_ros.pipeline.identify import identify  # noqa: E402
 from dynid_ros.pipeline.linear_identification import prepare_series  # noqa: E402
@@ -43,8 +50,8 @@ from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  #
 from dynid_ros.robot.config import load_config  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.robot.resources import robot_file  # noqa: E402
-from dynid_ros.sim import GroundTruth, Simulator, simulate_profile  # noqa: E402
-from dynid_ros.sim.demo import shipped_trajectory  # noqa: E402
+from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile  # noqa: E402
+from dynid_ros.sim.demo import shipped_trajectory, user_robot  # noqa: E402
 from dynid_ros.sim.robustness import case_setup, simulated_run  # noqa: E402
 
 from sim_bags import arm_urdf, reference  # noqa: E402
@@ -87,6 +94,26 @@ def fleet_arm(workdir: Path) -> Dataset:
         sim = Simulator(urdf, truth=truth, seed=seed)
         runs.append(simulate_profile(sim, *reference(duration, sim.timestep), progress=False))
     return runs[0], runs[1], urdf, None
+
+
+def optimized(robot: str) -> Dataset:
+    """An arm of example-robot-data as shipped, its config derived from the URDF (:func:`user_robot`), two excitations
+    optimized within 10 s each (identification, validation), simulated like ``dynid demo`` does."""
+    demo_robot = user_robot(robots_root() / ROBOTS[robot])
+    model = load_model(urdf=demo_robot.urdf, joints=list(demo_robot.joints))
+    config = demo_robot.config
+    simulation = dict(config.get("simulation") or {})
+    truth = GroundTruth.from_config(dict(simulation.get("truth") or {}), seed=0)
+    runs = []
+    for seed in (0, 101):
+        options = ExcitationOptions.from_config(dict(config.get("excitation") or {}), seed=seed, time_budget_s=10.0)
+        excitation = optimize_excitation(model, options, progress=False)
+        sim = Simulator(demo_robot.urdf, truth=truth, seed=seed + 2, joints=demo_robot.joints,
+                        gains=Gains.from_config(simulation.get("controller")))
+        q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
+        profile = checked_profile(excitation, robot_limits(model, config), q_start, 2)
+        runs.append(simulate_profile(sim, *profile.sample_at_rate(1.0 / sim.timestep), progress=False))
+    return runs[0], runs[1], demo_robot.urdf, list(demo_robot.joints)
 
 
 def held_out(ident: JointStateSeries, val: JointStateSeries, urdf: Path, joints, cutoff) -> tuple[float, float]:
@@ -136,6 +163,8 @@ def main() -> int:
                 data = real_panda()
                 if data is None:
                     continue
+            elif name in ROBOTS:
+                data = optimized(name)
             elif name == "fleet_arm":
                 data = fleet_arm(Path(tmp))
             elif name in ("small_arm", "large_arm"):

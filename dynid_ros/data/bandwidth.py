@@ -7,8 +7,10 @@ on a 15 s window of the real Panda; summed over the joints). It is measured on t
 seconds of the identification window only: bounded memory and cost whatever the bag's length, and the same samples
 whether the data are in memory or streamed from a bag (:func:`dynid_ros.data.signal_processing.process_rows` reads
 them once, before processing, and keeps them for its first chunk), so the streamed result equals the in-memory
-one. An excitation trajectory is periodic (Swevers et al. 1997, Gaz et al. 2019: periods of 10-20 s), so the window
-holds several periods; an idle lead-in only adds energy at 0 Hz.
+one. An excitation trajectory is periodic (Gaz et al. 2019; the shipped ones: 10 s periods), so the window holds
+several periods; an idle lead-in only adds energy at 0 Hz. On a window of a few seconds the taper's main lobe
+(``2 / T`` wide) raises ``B`` (a 0.6 Hz sine on 8 s reads 0.75 Hz): the cutoff errs high, towards passing the
+torque.
 
 **The cutoff** must pass the torque the model explains and stop the rest. Along a motion whose velocities lie below
 ``B``, the rigid-body torque ``M(q) q'' + C(q, q') q' + g(q)`` is a product of the motion (``q''`` below ``B``,
