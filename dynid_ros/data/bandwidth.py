@@ -26,8 +26,9 @@ Measured (``benchmarks/cutoff_rule.py``, held-out errors of the default identifi
 cross-validation picks 16 ``B`` on the real Panda of Gaz et al. 2019 (2.691 %; the rule 2.692 %; 33 ``B`` scores
 0.13 points worse, 66 ``B`` 2.8 points) and on a simulated UR10 (1.203 %; the rule 1.206 %), and 64 ``B``, its
 highest candidate, on the other simulated arms (0.6-30 kg, little sensor noise; the rule: 0.76-1.95 %, between the
-cross-validated 0.64-1.54 % and the former fixed 6 Hz's 0.90-2.85 %, better than 6 Hz on every one). Noise, which the bandwidth does not see, sets how much higher a cutoff
-pays: ``cutoff_hz: auto`` measures it at the cost of the whole window in memory.
+cross-validated 0.64-1.54 % and the former fixed 6 Hz's 0.90-2.85 %, better than 6 Hz on every one). Noise,
+which the bandwidth does not see, sets how much higher a cutoff pays: ``cutoff_hz: auto`` measures it at the cost
+of the whole window in memory.
 
 **The decimation** keeps :data:`DECIMATION_FACTOR` samples per cutoff period (the decimated Nyquist frequency 4
 times the cutoff, where the forward-backward filter has attenuated by ``4^(2n)``), at least the configured rate
