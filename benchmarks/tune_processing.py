@@ -32,14 +32,15 @@ from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402
 
 
 def held_out_error(options: ProcessingOptions, split: float = 0.7) -> float:
-    """Relative error on the last 30 % of an OLS fit on the first 70 % (each window processed alone)."""
+    """Relative error on the last 30 % of an OLS fit on the first 70 % (each window processed alone, with the
+    options the fit window used: a cutoff derived from its bandwidth, as ``dynid validate`` does)."""
     series = panda_series()
     model = load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS))
     layout = model.layout_for(("viscous", "coulomb", "offset"), True)
     base = compute_base_parameters(model, layout)
     cut = series.t[0] + split * (series.t[-1] - series.t[0])
     fit = process(series.window(None, cut - series.t[0]), options)
-    test = process(series.window(cut - series.t[0], None), options)
+    test = process(series.window(cut - series.t[0], None), fit.options)
     w_fit = base.project(regressor(model, layout, fit.q, fit.dq, fit.ddq))
     beta = np.linalg.lstsq(w_fit, fit.tau.reshape(-1), rcond=None)[0]
     w_test = base.project(regressor(model, layout, test.q, test.dq, test.ddq))

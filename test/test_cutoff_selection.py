@@ -13,6 +13,7 @@ import yaml
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import write_joint_states
+from dynid_ros.data.bandwidth import passband_multiple
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
@@ -44,9 +45,8 @@ def test_auto_is_an_option_the_identification_resolves():
         process(series, ProcessingOptions(cutoff_hz="auto"))
 
 
-def test_auto_cutoff_is_chosen_recorded_and_used_by_validate(tmp_path):
-    """Synthetic Panda torques (200 Hz, 12 s, 1 % noise): the chosen cutoff is a multiple of the bandwidth, stored
-    in parameters.yaml with every candidate's score, and validate processes the held-out data with it."""
+def synthetic_panda_bag(tmp_path: Path) -> Path:
+    """Synthetic Panda torques along three sines per joint (0.2, 0.4, 0.6 Hz; 200 Hz, 12 s, 1 % noise)."""
     model = load_model(urdf=PANDA_URDF)
     layout = model.layout_for()
     truth = nominal_parameters(model, layout)
@@ -59,7 +59,13 @@ def test_auto_cutoff_is_chosen_recorded_and_used_by_validate(tmp_path):
     ddq = -0.3 * (w[:, None, None] ** 2 * np.sin(w[:, None, None] * t[None, :, None] + phase[:, None])).sum(0)
     tau = torques(model, layout, truth, q, dq, ddq)
     tau += 0.01 * tau.std(axis=0) * rng.standard_normal(tau.shape)
-    bag = write_joint_states(tmp_path / "bag", JointStateSeries(list(model.joints), t, q, dq, tau))
+    return write_joint_states(tmp_path / "bag", JointStateSeries(list(model.joints), t, q, dq, tau))
+
+
+def test_auto_cutoff_is_chosen_recorded_and_used_by_validate(tmp_path):
+    """Synthetic Panda torques: the chosen cutoff is a multiple of the bandwidth, stored in parameters.yaml with
+    every candidate's score, and validate processes the held-out data with it."""
+    bag = synthetic_panda_bag(tmp_path)
     config = tmp_path / "auto.yaml"
     config.write_text("identification:\n  processing:\n    cutoff_hz: auto\n")
     out = tmp_path / "result"
@@ -89,3 +95,28 @@ def test_real_panda_auto_cutoff_is_near_the_tuned_one_and_keeps_the_held_out_err
     assert main(["validate", "--result", str(out), "--bag", str(bag), "--start", f"{SPLIT_S}",
                  "--report", str(report)]) == 0
     assert json.loads(report.read_text())["relative_error"] <= 0.0270
+
+
+def test_default_cutoff_is_derived_from_the_bandwidth_streamed_recorded_and_used_by_validate(tmp_path, monkeypatch):
+    """The default (``cutoff_hz: bandwidth``): the bag is streamed (no fallback to memory), the cutoff is 16.9x the
+    bandwidth (0.6 Hz top sine), recorded with how it was found, and validate uses the recorded number."""
+    bag = synthetic_panda_bag(tmp_path)
+    out = tmp_path / "result"
+
+    def whole_bag(*args, **kwargs):
+        raise AssertionError("the bag was read whole: the streamed path fell back to memory")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("dynid_ros.pipeline.identify.read_joint_states", whole_bag)
+        assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bag), "--end", "8", "--out", str(out)]) == 0
+    processing = yaml.safe_load((out / "parameters.yaml").read_text())["processing"]
+    choice = processing["cutoff_choice"]
+    assert choice["rule"] == "bandwidth" and 0.6 <= choice["bandwidth_hz"] <= 0.85, choice  # 0.6 Hz, Hann +-2/8 s
+    assert processing["cutoff_hz"] == pytest.approx(passband_multiple(4) * choice["bandwidth_hz"])
+    assert choice["description"].startswith("derived from bandwidth")
+    assert processing["decimate_hz"] == pytest.approx(max(100.0, 8 * processing["cutoff_hz"]))
+    assert "derived from bandwidth" in (out / "report.md").read_text()
+    report = tmp_path / "v.json"
+    assert main(["validate", "--result", str(out), "--bag", str(bag), "--start", "8", "--report", str(report)]) == 0
+    validated = json.loads(report.read_text())
+    assert validated["relative_error"] < 0.05

@@ -15,6 +15,11 @@ from sim_bags import arm_urdf, simulate_bag
 DAY = 86400.0
 COULOMB_J2 = (0.2, 0.2, 0.3, 0.4)
 PAYLOAD_FROM, PAYLOAD_KG = 2, 0.5
+PINNED_CUTOFF = 6.0
+"""[Hz]. With the cutoff derived from these 4 s single-period bags' bandwidth (12.7 Hz) the payload's mass change
+of l3 is estimated nearer the truth (+0.43 kg vs +0.92 kg for 0.5 kg) but, with more sensor noise passed, within 3
+standard deviations: not flagged (its first moment and inertia are). The known answer is about drift, not the
+cutoff: the runs are identified at the former fixed 6 Hz."""
 
 
 @pytest.fixture(scope="module")
@@ -22,14 +27,17 @@ def nightly(tmp_path_factory):
     """Four nightly runs (4 s bags, one day apart, identified by dynid identify), given out of time order."""
     root = tmp_path_factory.mktemp("drift")
     nominal, loaded = arm_urdf(root), arm_urdf(root, payload=PAYLOAD_KG)
+    config = root / "arm.yaml"  # the former fixed cutoff: see PINNED_CUTOFF
+    config.write_text(f"identification:\n  processing:\n    cutoff_hz: {PINNED_CUTOFF}\n")
     results = []
     for i, fc in enumerate(COULOMB_J2):
         bag = simulate_bag(root / f"night{i}", loaded if i >= PAYLOAD_FROM else nominal, seed=20 + i, duration=4.0,
                            friction=(0.3, fc, 0.15), start_stamp=1.75e9 + i * DAY)
         results.append(root / f"result{i}")
-        assert main(["batch", "--urdf", str(nominal), "--bags", str(bag), "--out", str(root / f"batch{i}"),
-                     "--no-progress", "--workers", "1"]) == 0 if i == 0 else \
-            main(["identify", "--urdf", str(nominal), "--bag", str(bag), "--out", str(results[-1])]) == 0
+        assert main(["batch", "--urdf", str(nominal), "--config", str(config), "--bags", str(bag), "--out",
+                     str(root / f"batch{i}"), "--no-progress", "--workers", "1"]) == 0 if i == 0 else \
+            main(["identify", "--urdf", str(nominal), "--config", str(config), "--bag", str(bag), "--out",
+                  str(results[-1])]) == 0
     results[0] = root / "batch0"  # a batch directory stands for its bags, with their stamps
     return nominal, results
 

@@ -213,7 +213,10 @@ def test_simulate_identify_validate_mimic_arm(arm_path, trajectory_file, tmp_pat
         i = base.expressions.index(expression)
         assert abs(identified[i] - true_beta[i]) < 0.5 * abs(prior[i] - true_beta[i]), expression
     follower = [i for i, e in enumerate(base.expressions) if "3" in e]
-    np.testing.assert_allclose(identified[follower], true_beta[follower], rtol=0.06, atol=3e-3)
+    # atol 5e-3: with the cutoff derived from the bandwidth (9.6 Hz) 7 of the 11 come closer to the truth than at
+    # the former fixed 6 Hz and the held-out error falls (3.35 % vs 3.88 %); one near zero moves from 3.1e-3 to
+    # 4.0e-3 off (truth -1.8e-3)
+    np.testing.assert_allclose(identified[follower], true_beta[follower], rtol=0.06, atol=5e-3)
 
 
 def load_reference(path, t):

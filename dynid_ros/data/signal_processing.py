@@ -16,10 +16,11 @@ regressor of the first 70 %, relative error on the last 30 % against the raw tor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from dynid_ros.data.bandwidth import BANDWIDTH_WINDOW_S, DerivedCutoff, derived_cutoff, leading_bandwidth
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.errors import ConfigError, DataError
 
@@ -50,15 +51,20 @@ def effort_scale_vector(scale: list[float] | tuple[float, ...] | np.ndarray, nam
 
 
 CUTOFF_AUTO = "auto"
-"""The ``cutoff_hz`` that asks the identification to choose the cutoff from the data."""
+"""The ``cutoff_hz`` that asks the identification to choose the cutoff from the data by cross-validation."""
+CUTOFF_BANDWIDTH = "bandwidth"
+"""The ``cutoff_hz`` (the default) derived from the excitation's bandwidth and the sample rate
+(:mod:`dynid_ros.data.bandwidth`)."""
 
 
 @dataclass(init=False)
 class ProcessingOptions:
     """How joint states become regression data. Every field has a default; unknown keys raise ConfigError.
 
-    Defaults measured on the real Panda run (OLS on the first 70 %, relative error against the raw
-    torque on the last 30 %, decimation 100 Hz; ``python benchmarks/tune_processing.py``): cutoff
+    The cutoff is derived from the excitation's bandwidth and the sample rate by default
+    (:mod:`dynid_ros.data.bandwidth`; ``python benchmarks/cutoff_rule.py``). The other defaults were measured
+    on the real Panda run (OLS on the first 70 %, relative error against the raw torque on the last 30 %,
+    decimation 100 Hz; ``python benchmarks/tune_processing.py``): cutoff
     2 / 3 / 5 / 6 / 8 / 10 / 15 / 20 / 30 Hz gave 3.22 / 2.77 / 2.68 / 2.66 / 2.68 / 2.72 / 3.11 / 3.74 /
     5.24 %. The measured velocity beats the differentiated position (6 Hz: 2.66 vs 2.78 %); decimation
     to 100 / 200 Hz or none: 2.66 / 2.69 / 2.69 %; the torque cutoff and the order (2-6) change it by
@@ -67,9 +73,12 @@ class ProcessingOptions:
 
     Attributes:
         rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.
-        cutoff_hz: Butterworth cutoff for q and q' [Hz], or ``"auto"`` (:data:`CUTOFF_AUTO`): chosen by the
-            identification from the excitation's bandwidth and time-blocked cross-validation
-            (:mod:`dynid_ros.pipeline.cutoff_selection`), which stores the number it chose.
+        cutoff_hz: Butterworth cutoff for q and q' [Hz]; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`, the default):
+            derived from the excitation's bandwidth (measured on the data's first ``BANDWIDTH_WINDOW_S`` seconds)
+            and the sample rate, the decimation with it (:mod:`dynid_ros.data.bandwidth`); ``"auto"``
+            (:data:`CUTOFF_AUTO`): chosen by the identification by time-blocked cross-validation
+            (:mod:`dynid_ros.pipeline.cutoff_selection`; the whole window in memory). Either way the number used
+            is stored (``cutoff_hz``, ``decimate_hz``) with how it was found (``cutoff_choice``).
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered) or "differentiate" (the
             derivative of the filtered position).
@@ -87,7 +96,7 @@ class ProcessingOptions:
     """
 
     rate_hz: float | None = None
-    cutoff_hz: float = 6.0
+    cutoff_hz: float | str = CUTOFF_BANDWIDTH
     order: int = 4
     velocity_source: str = "measured"
     decimate_hz: float | None = 100.0
@@ -124,7 +133,7 @@ class ProcessingOptions:
             value = getattr(self, name)
             if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
                 continue
-            if name == "cutoff_hz" and value == CUTOFF_AUTO:
+            if name == "cutoff_hz" and value in (CUTOFF_AUTO, CUTOFF_BANDWIDTH):
                 continue
             try:
                 number = float(value)
@@ -153,6 +162,8 @@ class ProcessedData:
         tau: filtered effort, the fit target (N, n).
         tau_raw: recorded effort at the same samples, unfiltered (N, n).
         rate_hz: rate of the uniform grid the filters ran at.
+        options: the options used, with the numbers of a derived cutoff and decimation.
+        cutoff_choice: how a derived cutoff was found (:meth:`dynid_ros.data.bandwidth.DerivedCutoff.to_dict`).
         segments: the runs of samples between gaps in the stamps: ``start_s``, ``end_s`` (from the first
             sample), ``samples``, ``used`` (False, with ``reason``, for a segment too short to filter).
     """
@@ -165,6 +176,8 @@ class ProcessedData:
     tau_raw: np.ndarray
     rate_hz: float
     segments: list[dict] = field(default_factory=list)
+    options: ProcessingOptions | None = None
+    cutoff_choice: dict | None = None
 
 
 def resample(t: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -279,6 +292,9 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
+    choice = None
+    if options.cutoff_hz == CUTOFF_BANDWIDTH:
+        options, choice = with_derived_cutoff(t, fetch, options, rate)
     parts, report, reasons = [], [], []
     for part in segments(t, gap_threshold(t, options)):
         entry = {"start_s": float(t[part.start] - t[0]), "end_s": float(t[part.stop - 1] - t[0]),
@@ -297,7 +313,26 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     del parts
     n = values.shape[1] // 5
     return ProcessedData(t=t[keep], q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
-                         tau=values[:, 3 * n:4 * n], tau_raw=values[:, 4 * n:], rate_hz=float(rate), segments=report)
+                         tau=values[:, 3 * n:4 * n], tau_raw=values[:, 4 * n:], rate_hz=float(rate), segments=report,
+                         options=options, cutoff_choice=None if choice is None else choice.to_dict())
+
+
+def with_derived_cutoff(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, rate: float
+                        ) -> tuple[ProcessingOptions, DerivedCutoff]:
+    """``options`` with the cutoff and decimation derived from the bandwidth of the motion in the first
+    ``BANDWIDTH_WINDOW_S`` seconds at stamps ``t`` (read with ``fetch`` from the first sample: a streamed bag keeps
+    them for the first chunk) and the sample ``rate`` (:mod:`dynid_ros.data.bandwidth`)."""
+    stop = max(2, int(np.searchsorted(t, t[0] + BANDWIDTH_WINDOW_S, side="right")))
+    position, velocity, _ = fetch(0, stop)
+    if options.velocity_source == "differentiate" or velocity is None:
+        velocity = np.gradient(np.asarray(position, dtype=float), t[:stop], axis=0)
+    finite = np.isfinite(velocity).all(axis=1)
+    if finite.sum() < 2:
+        raise DataError("no finite velocity in the data's first samples to derive a filter cutoff from; give "
+                        "processing cutoff_hz")
+    bandwidth = leading_bandwidth(t[:stop][finite], velocity[finite], rate)
+    choice = derived_cutoff(bandwidth, rate, options.order, options.decimate_hz)
+    return replace(options, cutoff_hz=choice.cutoff_hz, decimate_hz=choice.decimate_hz), choice
 
 
 class _TooShort(DataError):

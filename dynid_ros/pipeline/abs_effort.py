@@ -60,9 +60,8 @@ class SignedTarget:
         limits = thresholds(tau_abs, raw_abs, self.search)
         edge_s = self.search.edge_s
         if edge_s is None:
-            processing = self.options.processing
-            cutoff = processing.get("tau_cutoff_hz") or processing.get("cutoff_hz") or ProcessingOptions.cutoff_hz
-            edge_s = 0.5 / float(cutoff)
+            processing = data.options or ProcessingOptions(**self.options.processing)  # derived numbers
+            edge_s = 0.5 / float(processing.tau_cutoff_hz or processing.cutoff_hz)
         edge = int(round(edge_s / max(float(np.median(np.diff(data.t))), 1e-9)))
         segments = find_segments(tau_abs, limits, self.search.min_samples, edge, self.search.dip)
         nominal = nominal_parameters(self.model, self.layout)

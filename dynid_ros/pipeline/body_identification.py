@@ -82,7 +82,7 @@ def identify_body(series: JointStateSeries, t_wrench: np.ndarray, wrench: np.nda
     if data.t[0] < t_wrench[0] or data.t[-1] > t_wrench[-1]:
         raise DataError(f"the wrenches ({t_wrench[0]:.3f}..{t_wrench[-1]:.3f} s) do not cover the joint states "
                         f"({data.t[0]:.3f}..{data.t[-1]:.3f} s)")
-    measured = _filtered_at(t_wrench, wrench, data.t, options)
+    measured = _filtered_at(t_wrench, wrench, data.t, data.options or options)  # a derived cutoff's numbers
     rows = sensor_regressor(model, frame, data.q, data.dq, data.ddq)
     centred_rows = rows - rows.mean(axis=0, keepdims=True)
     centred = measured - measured.mean(axis=0, keepdims=True)

@@ -20,6 +20,7 @@ import dataclasses
 
 import numpy as np
 
+from dynid_ros.data.bandwidth import BANDWIDTH_ENERGY, DECIMATION_FACTOR, velocity_bandwidth
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.base_parameters import BaseParameters
@@ -27,8 +28,6 @@ from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import DataError
 from dynid_ros.robot.model import RobotModel
 
-BANDWIDTH_ENERGY = 0.99
-"""Share of the velocities' energy below the motion's bandwidth."""
 MULTIPLES = (2, 4, 8, 16, 32, 64)
 """Candidate cutoffs, in multiples of the motion's bandwidth."""
 NYQUIST_SHARE = 0.4
@@ -37,8 +36,6 @@ BLOCKS = 4
 """Contiguous time blocks of the cross-validation."""
 TIE = 1e-3
 """Scores within this relative margin of the best are a tie (the lower cutoff wins)."""
-DECIMATION_FACTOR = 8.0
-"""The regression samples' rate is at least this many times the cutoff."""
 
 
 @dataclasses.dataclass
@@ -51,22 +48,14 @@ class CutoffChoice:
     scores: dict[float, float]
 
     def to_dict(self) -> dict:
-        return {"cutoff_hz": self.cutoff_hz, "bandwidth_hz": self.bandwidth_hz,
+        return {"rule": "auto", "cutoff_hz": self.cutoff_hz, "bandwidth_hz": self.bandwidth_hz,
+                "description": f"chosen by time-blocked cross-validation (bandwidth {self.bandwidth_hz:.3g} Hz)",
                 "scores": {f"{k:.4g}": v for k, v in self.scores.items()}}
 
 
 def motion_bandwidth(t: np.ndarray, velocity: np.ndarray, energy: float = BANDWIDTH_ENERGY) -> float:
     """The frequency [Hz] below which ``energy`` of the (mean-removed) joint velocities' energy lies."""
-    v = np.asarray(velocity, dtype=float)
-    v = v - v.mean(axis=0)
-    rate = 1.0 / float(np.median(np.diff(t)))
-    power = np.sum(np.abs(np.fft.rfft(v, axis=0)) ** 2, axis=1)
-    freqs = np.fft.rfftfreq(v.shape[0], 1.0 / rate)
-    total = float(power.sum())
-    if total <= 0:
-        raise DataError("the joints do not move: no bandwidth to choose a filter cutoff from")
-    index = int(np.searchsorted(np.cumsum(power) / total, energy))
-    return float(max(freqs[min(index, freqs.size - 1)], freqs[1]))
+    return velocity_bandwidth(velocity, 1.0 / float(np.median(np.diff(t))), energy)
 
 
 def with_cutoff(options: ProcessingOptions, cutoff_hz: float, rate_hz: float) -> ProcessingOptions:

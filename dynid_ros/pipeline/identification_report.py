@@ -104,6 +104,15 @@ def parameter_status(result: IdentificationResult) -> list[str]:
     return out
 
 
+def filter_summary(processing: dict) -> str:
+    """The processing's filter in words: cutoff, decimation and how the cutoff was found (``cutoff_choice``)."""
+    decimate = processing.get("decimate_hz")
+    text = (f"Filter: zero-phase Butterworth at {float(processing.get('cutoff_hz', float('nan'))):.3g} Hz, "
+            f"{'every sample kept' if decimate is None else f'decimated to {float(decimate):.4g} Hz'}")
+    choice = processing.get("cutoff_choice")
+    return text + (f" ({choice['description']})." if choice and "description" in choice else " (given).")
+
+
 def build_document(result: IdentificationResult, provenance: dict, figure_dir: Path,
                    quality: dict | None = None) -> tuple[Document, list[JointDiagnostics]]:
     """The identification report, its figures written into ``figure_dir``, and the per-joint diagnostics
@@ -114,6 +123,7 @@ def build_document(result: IdentificationResult, provenance: dict, figure_dir: P
                   f"physically consistent: {'yes' if result.feasible else 'NO'}; relative error "
                   f"{100 * result.relative_error:.2f} % over {result.n_samples} samples (worst joint "
                   f"{100 * worst:.1f} %); {result.base.n_base} base parameters.")
+    doc.paragraph(filter_summary(result.processing or {}))
     for warning in result.warnings:
         doc.paragraph(warning, note=True)
     load = result.unmodelled_load

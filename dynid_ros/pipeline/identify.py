@@ -113,8 +113,9 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, urdf: str | Pa
                  gains_file: str | Path | None = None) -> IdentificationResult:
     """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
     processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
-    decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). Sigmoid
-    friction and a cutoff chosen on the data (``cutoff_hz: auto``) are identified in memory (:func:`identify`).
+    decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). The default
+    cutoff, derived from the bandwidth of the window's first minute (``cutoff_hz: bandwidth``), streams too; sigmoid
+    friction and a cutoff chosen by cross-validation (``cutoff_hz: auto``) are identified in memory (:func:`identify`).
     ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already. ``gains_file``: the per-joint
     effort factors of ``--effort-scale-file``, applied to each sample on the way in."""
     options.check()

@@ -136,7 +136,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     warnings = list(warnings or []) + segment_warnings(data.segments)
     position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
     layout = model.layout_for(options.friction, options.armature)
-    processing = processing or ProcessingOptions(**options.processing)
+    processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
+    record = choice.to_dict() if choice is not None else data.cutoff_choice
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)
@@ -193,7 +194,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
                                   relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
                                   err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
                                   {**asdict(processing), "segments": data.segments,
-                                   **({} if choice is None else {"cutoff_choice": choice.to_dict()})},
+                                   **({} if record is None else {"cutoff_choice": record})},
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
     result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
