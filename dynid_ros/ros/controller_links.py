@@ -8,6 +8,7 @@ Each link only moves messages; what to send and when to stop is the supervisor's
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -59,6 +60,9 @@ class TopicLink:
 
     def awaiting_answer(self) -> bool:
         return False
+
+    def sent_until(self) -> float:
+        return math.inf  # the whole motion in one message
 
 
 class StreamLink:
@@ -184,6 +188,10 @@ class StreamLink:
     def awaiting_answer(self) -> bool:
         return False
 
+    def sent_until(self) -> float:
+        """Profile time of the last command sent (0 before the first)."""
+        return self._clock.elapsed if self._clock is not None and self._streaming else 0.0
+
 
 class ActionLink:
     """One FollowJointTrajectory goal per motion; the server's result ends it (``on_end(success, message)``).
@@ -260,6 +268,9 @@ class ActionLink:
 
     def awaiting_answer(self) -> bool:
         return self.tracker is not None and self.tracker.phase is GoalPhase.SENDING
+
+    def sent_until(self) -> float:
+        return math.inf  # the whole motion in one goal
 
     def wait_for_end(self, timeout: float) -> bool:
         """Spin the node (its executor has stopped) until the canceled goal ended, at most ``timeout`` s."""
