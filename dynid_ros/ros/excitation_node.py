@@ -225,6 +225,8 @@ class ExcitationNode(Node):
                                         "sent to the controller")
         if isinstance(self.link, ActionLink):
             self.link.destroy()
+        if isinstance(self.link, StreamLink):
+            self.link.halt()  # its thread ends (joined) before the node and its publisher are destroyed
         super().destroy_node()
 
 
