@@ -9,6 +9,7 @@ Each link only moves messages; what to send and when to stop is the supervisor's
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,11 @@ from dynid_ros.execution.trajectory_execution import ControllerError, ExecutionP
 
 HALT_JOIN_S = 1.0
 """Stream mode: how long a halt waits for the stream's thread to end (it publishes nothing after the halt anyway)."""
+
+GIL_SWITCH_PERIODS = 0.25
+"""Stream mode: while the stream's thread runs, the interpreter's thread switch interval is at most this many
+command periods (Python's default, 5 ms, is five periods at 1 kHz: a thread that wakes up for its command waits
+that long for the GIL while another thread runs Python, e.g. the executor building its wait set)."""
 
 
 class TopicLink:
@@ -83,7 +89,10 @@ class StreamLink:
     a monotonic clock with absolute deadlines, so the node's executor (joint states, the supervisor's ticks,
     services) never delays one; it starts on :meth:`send` and ends when the run is no longer active or on
     :meth:`halt` (stop, abort, shutdown, Ctrl-C), which joins it: after a halt nothing more is published.
-    :meth:`sent_until` tells the supervisor how far along the profile the stream is.
+    :meth:`sent_until` tells the supervisor how far along the profile the stream is. (A timer at the stream's
+    rate on the node's MultiThreadedExecutor stalled: rclpy before ros2/rclpy#1547 yields a task again while it
+    still waits in the thread pool's queue and then does not block, so its main thread spins rebuilding the wait
+    set, holding the GIL the pool's threads need to start the task.)
     """
 
     confirms_end = False
@@ -176,6 +185,8 @@ class StreamLink:
         """The stream's thread: one command per period on absolute monotonic deadlines (a late wake-up does not
         shift the next ones; after a stall it restarts from now, with no burst), until ``stop`` or the run ends."""
         period = 1.0 / self.rate_hz
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch_interval, GIL_SWITCH_PERIODS * period))
         deadline = time.monotonic()
         try:
             while True:
@@ -193,6 +204,8 @@ class StreamLink:
                     return
         except Exception as err:  # noqa: BLE001 - the supervisor sees the stream stop (it falls late) and stops
             self.node.get_logger().error(f"the stream to {self.topic} failed: {err}")
+        finally:
+            sys.setswitchinterval(switch_interval)
 
     def _publish(self, profile: ExecutionProfile, base: np.ndarray, order: np.ndarray, clock: StreamClock,
                  stop: threading.Event) -> bool:
