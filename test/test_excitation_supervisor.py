@@ -239,7 +239,7 @@ def test_path_tolerances_are_finite_and_scale_with_speed(excitation):
     np.testing.assert_allclose(tolerance, np.maximum(MIN_PATH_TOLERANCE, 0.1 * peak), rtol=0.05)
 
 
-def run_stream(sup, link, clock, sent_until, robot_pose, ticks=200, step=0.05):
+def run_stream(sup, link, clock, sent_until, robot_pose, ticks=200, step=0.05, on_tick=lambda: None):
     """Tick every ``step`` s; the stream has sent ``sent_until(elapsed)`` of the profile, the robot is at
     ``robot_pose(profile time sent)``. Returns the (elapsed, state) of every tick until the run ends."""
     profile, t0, seen = link.sent[0], sup.run.t_start, []
@@ -248,6 +248,7 @@ def run_stream(sup, link, clock, sent_until, robot_pose, ticks=200, step=0.05):
         link.until = sent_until(clock.now - t0)
         publish(sup, robot_pose(profile, min(link.until, profile.duration)))
         sup.tick()
+        on_tick()
         seen.append((clock.now - t0, sup.run.state.value))
         if not sup.run.active:
             break
@@ -290,9 +291,13 @@ def test_a_late_stream_is_supervised_while_it_catches_up_and_done_after_its_end(
     publish(sup, excitation.limits.position.mean(axis=1))
     assert sup.start()[0]
     profile = link.sent[0]
-    seen = run_stream(sup, link, clock, lambda elapsed: max(elapsed - 1.0, 0.0), at)
+    progress = []
+    seen = run_stream(sup, link, clock, lambda elapsed: max(elapsed - 1.0, 0.0), at,
+                      on_tick=lambda: progress.append(sup.run.progress))
     assert sup.run.state.value == "done", sup.run.message
     done_at = seen[-1][0]
+    at_wall_end = progress[int(round(profile.duration / 0.05)) - 1]  # the progress is what was sent: 1 s behind
+    assert at_wall_end == pytest.approx((profile.duration - 1.0) / profile.duration, abs=0.03)
     assert profile.duration + 1.0 + 0.2 <= done_at <= profile.duration + 1.0 + 0.2 + 0.1
     assert link.halts == 0
 

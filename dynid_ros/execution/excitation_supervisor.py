@@ -235,7 +235,7 @@ class ExcitationSupervisor:
             if not self.run.active:
                 return
             now = self.clock()
-            self.run.update(now)
+            self.run.update(min(now, self.run.t_start + self.link.sent_until()))  # progress: what was sent
             problem = self._supervise(now)
             if problem is not None:
                 self.link.halt()
