@@ -83,9 +83,9 @@ def excitation(spinner, trajectory_file, **overrides):
     # state_timeout 2 s: a test process shares two loaded cores with its robot stand-in (0.74 s gaps were seen)
     values = {"robot": "panda", "trajectory_file": str(trajectory_file), "mode": "topic", "wait_timeout": 1.0,
               "state_timeout": 2.0, **overrides}
-    # multi-threaded as in its main(): ~/start's checks run while joint states keep arriving
+    # one thread as in its main(): joint states wait while ~/start checks the motion
     node = ExcitationNode(context=spinner.context, parameter_overrides=params(**values))
-    return spinner.add(node, multithreaded=True)
+    return spinner.add(node)
 
 
 def test_parameters_and_services(spinner, trajectory_file):

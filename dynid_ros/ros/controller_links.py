@@ -35,6 +35,9 @@ from dynid_ros.execution.trajectory_execution import ControllerError, ExecutionP
 HALT_JOIN_S = 1.0
 """Stream mode: how long a halt waits for the stream's thread to end (it publishes nothing after the halt anyway)."""
 
+STALL_WARNING_S = 1.0
+"""Stream mode: at most one stall warning per this many seconds."""
+
 GIL_SWITCH_PERIODS = 0.25
 """Stream mode: while the stream's thread runs, the interpreter's thread switch interval is at most this many
 command periods (Python's default, 5 ms, is five periods at 1 kHz: a thread that wakes up for its command waits
@@ -115,6 +118,7 @@ class StreamLink:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sent, self._streaming = 0.0, False
+        self._warned = -float("inf")  # when the stream's thread last logged a stall
 
     def problem(self) -> str | None:
         """Reachable once the controller subscribes and its ``joints`` parameter (ros2_control's
@@ -212,11 +216,13 @@ class StreamLink:
         """Publish the command of now (False: halted meanwhile, nothing published)."""
         stalls = len(clock.stalls)
         elapsed = clock.tick(time.monotonic())
-        if len(clock.stalls) > stalls:
+        if len(clock.stalls) > stalls and time.monotonic() - self._warned >= STALL_WARNING_S:
+            # throttled here: rclpy's own throttle looks up the caller's source file at every call (milliseconds)
+            self._warned = time.monotonic()
             at, gap = clock.stalls[-1]
             self.node.get_logger().warning(f"the stream stalled for {gap:.3f} s at t = {at:.2f} s of the motion: it "
                                            f"continues from there, {clock.lag:.2f} s late "
-                                           f"({len(clock.stalls)} stall(s) so far)", throttle_duration_sec=1.0)
+                                           f"({len(clock.stalls)} stall(s) so far)")
         command = base.copy()
         command[order] = profile.sample(np.array([elapsed]))[0][0]
         message = Float64MultiArray(data=command.tolist())
