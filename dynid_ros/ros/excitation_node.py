@@ -235,7 +235,7 @@ class ExcitationNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     # on Ctrl-C: cancel the goal, wait for its end; one thread: see the module docstring (stream mode measured
-    # 200, 500, 999 of 200, 500, 1000 commands/s so, 10-575 with rclpy's MultiThreadedExecutor)
+    # 200, 495-500, 968-999 of 200, 500, 1000 commands/s so; 10-575 with the MultiThreadedExecutor)
     return run(ExcitationNode, args)
 
 
