@@ -74,13 +74,15 @@ def measure(rate: int, trajectory: Path, pose: list[float], log: Path, peak_spee
     largest step between two commands received next to the profile's peak speed times two periods (the bound the
     node keeps after a stall; a command lost on the way shows as a larger step here)."""
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
     from std_srvs.srv import Trigger
 
     context = rclpy.Context()
     rclpy.init(context=context)
     robot = Robot(context, pose, rate)
-    executor = MultiThreadedExecutor(num_threads=3, context=context)
+    # one thread: rclpy's MultiThreadedExecutor (before ros2/rclpy#1547) spins holding the GIL while a callback waits
+    # in its pool, and this process then received a fraction of the commands sent (19/s of 200, gaps over 1 s)
+    executor = SingleThreadedExecutor(context=context)
     for node in (robot.node, robot.controller, robot.manager):
         executor.add_node(node)
     parameters = {"robot": "panda", "trajectory_file": str(trajectory), "mode": "stream",

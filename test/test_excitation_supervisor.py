@@ -5,6 +5,7 @@ The supervisor runs the real trajectory file, robot limits and motion check; the
 test_node_excitation.py) and time is a settable clock, so a slow start is reproduced exactly.
 """
 
+import math
 import subprocess
 import sys
 
@@ -51,6 +52,7 @@ class Recorder:
     def __init__(self, confirms_end=False):
         self.confirms_end = confirms_end
         self.sent, self.halts, self.problem_text = [], 0, None
+        self.until = math.inf  # profile time sent so far (a stream's; topic and action send all at once)
 
     def problem(self):
         return self.problem_text
@@ -64,10 +66,13 @@ class Recorder:
     def awaiting_answer(self):
         return False
 
+    def sent_until(self):
+        return self.until
+
 
 def make(excitation, clock, link=None, **settings):
     link = link or Recorder()
-    sup = ExcitationSupervisor(SupervisorSettings(mode="topic", **settings), lambda: (excitation, PANDA), link,
+    sup = ExcitationSupervisor(SupervisorSettings(**{"mode": "topic", **settings}), lambda: (excitation, PANDA), link,
                                clock=clock)
     return sup, link
 
@@ -232,3 +237,80 @@ def test_path_tolerances_are_finite_and_scale_with_speed(excitation):
     peak = np.abs(profile.sample_at_rate(1000.0)[2]).max(axis=0)
     assert np.all(np.isfinite(tolerance)) and np.all(tolerance >= MIN_PATH_TOLERANCE)
     np.testing.assert_allclose(tolerance, np.maximum(MIN_PATH_TOLERANCE, 0.1 * peak), rtol=0.05)
+
+
+def run_stream(sup, link, clock, sent_until, robot_pose, ticks=200, step=0.05, on_tick=lambda: None):
+    """Tick every ``step`` s; the stream has sent ``sent_until(elapsed)`` of the profile, the robot is at
+    ``robot_pose(profile time sent)``. Returns the (elapsed, state) of every tick until the run ends."""
+    profile, t0, seen = link.sent[0], sup.run.t_start, []
+    for _ in range(ticks):
+        clock.now += step
+        link.until = sent_until(clock.now - t0)
+        publish(sup, robot_pose(profile, min(link.until, profile.duration)))
+        sup.tick()
+        on_tick()
+        seen.append((clock.now - t0, sup.run.state.value))
+        if not sup.run.active:
+            break
+    return seen
+
+
+def stream_link():
+    link = Recorder()
+    link.until = 0.0  # a stream has sent nothing when it starts
+    return link
+
+
+def at(profile, t):
+    return profile.sample(np.array([t]))[0][0]
+
+
+def test_a_stalled_stream_is_not_done_at_the_wall_clock_end_and_is_stopped_when_too_late(excitation):
+    """Seen in CI: the stream played 0.05 s of a 2 s profile and stalled; the test trajectory ends where it starts,
+    so at the wall-clock end the robot sat at the end pose. Not done: stopped once the stream is over FOLLOW_LAG_S
+    late (it never sent the end)."""
+    clock = Clock()
+    sup, link = make(excitation, clock, stream_link(), mode="stream")
+    publish(sup, excitation.limits.position.mean(axis=1))
+    assert sup.start()[0]
+    profile = link.sent[0]
+    np.testing.assert_allclose(at(profile, 0.05), at(profile, profile.duration), atol=MIN_PATH_TOLERANCE)
+    seen = run_stream(sup, link, clock, lambda elapsed: 0.05, at)
+    assert "done" not in [state for _, state in seen]
+    assert sup.run.state.value == "aborted" and link.halts == 1
+    assert "the stream is 2.0" in sup.run.message and "late (it sent t = 0.05 s of the 2.00 s motion" in \
+        sup.run.message
+    assert FOLLOW_LAG_S < seen[-1][0] - 0.05 <= FOLLOW_LAG_S + 0.05  # stopped at the first tick past the limit
+
+
+def test_a_late_stream_is_supervised_while_it_catches_up_and_done_after_its_end(excitation):
+    """A stream 1 s late (a stall at its start) followed by the robot: the wall-clock end passes, the run stays
+    active and supervised; done once the end was sent and the robot measured there after the settle time."""
+    clock = Clock()
+    sup, link = make(excitation, clock, stream_link(), mode="stream", settle_time=0.2)
+    publish(sup, excitation.limits.position.mean(axis=1))
+    assert sup.start()[0]
+    profile = link.sent[0]
+    progress = []
+    seen = run_stream(sup, link, clock, lambda elapsed: max(elapsed - 1.0, 0.0), at,
+                      on_tick=lambda: progress.append(sup.run.progress))
+    assert sup.run.state.value == "done", sup.run.message
+    done_at = seen[-1][0]
+    at_wall_end = progress[int(round(profile.duration / 0.05)) - 1]  # the progress is what was sent: 1 s behind
+    assert at_wall_end == pytest.approx((profile.duration - 1.0) / profile.duration, abs=0.03)
+    assert profile.duration + 1.0 + 0.2 <= done_at <= profile.duration + 1.0 + 0.2 + 0.1
+    assert link.halts == 0
+
+
+def test_a_late_stream_the_robot_stops_following_is_stopped(excitation):
+    """While the stream catches up, the following check goes on: the arm stuck at the approach's start while the
+    stream (1 s late) moves on is stopped as not following, before the profile's end."""
+    clock = Clock()
+    sup, link = make(excitation, clock, stream_link(), mode="stream")
+    q0 = excitation.limits.position.mean(axis=1) + np.array([1.5, 0, 0, 0, 0, 0, 0])  # a long approach
+    publish(sup, q0)
+    assert sup.start()[0]
+    seen = run_stream(sup, link, clock, lambda elapsed: max(elapsed - 1.0, 0.0), lambda profile, t: q0)
+    assert sup.run.state.value == "aborted" and link.halts == 1
+    assert "the robot does not follow the motion: joint panda_joint1" in sup.run.message
+    assert seen[-1][0] - 1.0 < link.sent[0].duration  # stopped while the stream was still sending the motion

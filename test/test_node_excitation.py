@@ -6,6 +6,7 @@ action mode (control_msgs/FollowJointTrajectory, built by the test set-up) the c
 (a separate process, as launched) or, for the answers sim_node never gives, a plain rclpy ActionServer.
 """
 
+import threading
 import time
 
 import numpy as np
@@ -82,9 +83,9 @@ def excitation(spinner, trajectory_file, **overrides):
     # state_timeout 2 s: a test process shares two loaded cores with its robot stand-in (0.74 s gaps were seen)
     values = {"robot": "panda", "trajectory_file": str(trajectory_file), "mode": "topic", "wait_timeout": 1.0,
               "state_timeout": 2.0, **overrides}
-    # multi-threaded as in its main(): ~/start's checks run while joint states keep arriving
+    # one thread as in its main(): joint states wait while ~/start checks the motion
     node = ExcitationNode(context=spinner.context, parameter_overrides=params(**values))
-    return spinner.add(node, multithreaded=True)
+    return spinner.add(node)
 
 
 def test_parameters_and_services(spinner, trajectory_file):
@@ -140,25 +141,73 @@ def test_stop_while_moving_holds_the_robot(spinner, trajectory_file, mid_pose):
     assert "stopped on request" in robot.status.last["message"]
 
 
-def test_stream_mode_streams_positions(spinner, trajectory_file, mid_pose):
-    robot = Robot(spinner, PANDA, mid_pose, controller=False)
-    # a forward_command_controller names its joints in its "joints" parameter: stream_joints are checked against it
-    controller = spinner.add(Node("forward_position_controller", context=spinner.context))
-    controller.declare_parameter("joints", PANDA)
-    # ros2_control's controller manager tells its update rate: the stream matches it (stream_rate_hz unset)
+def stream_setup(spinner, trajectory_file, pose, **overrides):
+    """A robot that follows each streamed command, a forward_position_controller naming its joints (stream_joints are
+    checked against them), a controller manager telling its update rate (the stream matches it), the node."""
+    robot = Robot(spinner, PANDA, pose, controller=False)
+    spinner.add(Node("forward_position_controller", context=spinner.context)).declare_parameter("joints", PANDA)
     spinner.add(Node("controller_manager", context=spinner.context)).declare_parameter("update_rate", 200)
-    commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands")
-    excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
-               stream_joints=PANDA)
+    commands = Latest(robot.node, Float64MultiArray, "/forward_position_controller/commands", qos=1000)
+    node = excitation(spinner, trajectory_file, mode="stream", controller_name="forward_position_controller",
+                      stream_joints=PANDA, **overrides)
     time.sleep(0.3)
+    return robot, commands, node
+
+
+def profile_times(profile, commands):
+    """The profile time of each command, matched in order (each at or after the one before): a command that is not
+    a sample of the profile after the previous one fails the test."""
+    t = np.linspace(0.0, profile.duration, int(profile.duration * 10_000) + 1)
+    q = profile.sample(t)[0]
+    tolerance = 1e-9 + np.abs(np.diff(q, axis=0)).max()  # one step of the 10 kHz grid at the peak speed
+    times, first = [], 0
+    for k, message in enumerate(commands):
+        error = np.abs(q[first:] - np.asarray(message.data)).max(axis=1)
+        match = np.flatnonzero(error <= tolerance)
+        assert match.size, f"command {k} is no sample of the profile after t = {t[first]:.4f} s (off by " \
+                           f"{error.min():.2e})"
+        first += int(match[0])
+        times.append(t[first])
+    return np.array(times)
+
+
+def stream_threads():
+    return [t for t in threading.enumerate() if t.name == "dynid_stream" and t.is_alive()]
+
+
+def test_stream_mode_streams_the_profile_in_order_and_is_done_after_its_end(spinner, trajectory_file, mid_pose):
+    """What holds however loaded the machine is (no count, no rate): the commands are the profile's samples in order,
+    from the start pose to the end pose; ``done`` comes once the stream sent the profile's end; its thread ends."""
+    robot, commands, node = stream_setup(spinner, trajectory_file, mid_pose)
     assert call_trigger(robot.node, "/excitation_node/start").success
-    wait_for(lambda: "done" in robot.states(), timeout=10, what="done")
-    # a stream of named positions from the start pose (how many arrive depends on the load of this process, which
-    # runs the stand-in robot and the node under one GIL: 15-150 commands/s were seen for the 200 asked)
-    assert len(commands.messages) >= 10, robot.status.messages
+    wait_for(lambda: robot.states()[-1] in ("done", "aborted"), timeout=20, what="the end")
+    assert robot.states()[-1] == "done", robot.status.last
+    profile = node.supervisor.run.profile
+    assert node.link.sent_until() == profile.duration  # done only after the last sample was sent
+    wait_for(lambda: not stream_threads(), what="the stream's thread to end after done")
+    wait_for(lambda: commands.messages and np.allclose(commands.last.data, profile.sample(np.array([
+        profile.duration]))[0][0]), what="the end pose command")
     assert commands.messages[0].layout.dim[0].label == ",".join(PANDA)
-    first = np.array(commands.messages[0].data)  # the approach leaves the start pose slowly (early ones may be lost)
-    np.testing.assert_allclose(first, mid_pose, atol=0.05)
+    assert np.all(np.diff(profile_times(profile, commands.messages)) >= 0)  # every one, in order
+    np.testing.assert_allclose(commands.messages[0].data, mid_pose, atol=0.05)  # the approach leaves it slowly
+
+
+def test_stream_stop_ends_the_stream_on_a_hold(spinner, trajectory_file, mid_pose):
+    """~/stop while streaming: its answer comes after the thread ended; the last command is the pose commanded then
+    (the forward controller holds it) and nothing follows."""
+    robot, commands, node = stream_setup(spinner, trajectory_file, mid_pose, cycles=5)
+    assert call_trigger(robot.node, "/excitation_node/start").success
+    wait_for(lambda: len(commands.messages) >= 3, what="a few commands")
+    assert call_trigger(robot.node, "/excitation_node/stop").success
+    assert not stream_threads()  # joined before ~/stop answered
+    profile, sent = node.supervisor.run.profile, node.link.sent_until()
+    last = profile.sample(np.array([sent]))[0][0]
+    wait_for(lambda: np.allclose(commands.last.data, last), what="the last command sent")
+    count = len(commands.messages)
+    time.sleep(0.3)
+    assert len(commands.messages) == count  # nothing after the halt
+    assert robot.states()[-1] == "aborted" and "stopped on request" in robot.status.last["message"]
+    assert 0 < sent < profile.duration
 
 
 def test_a_stream_slower_than_the_controller_manager_is_refused(spinner, trajectory_file, mid_pose):

@@ -43,3 +43,30 @@ def test_ctrl_c_stops_the_motion_closes_the_bag_and_every_node_exits_0(spinner, 
     assert "node shutting down" in logs["excitation_node"]  # it stopped the motion it had sent
     series = read_joint_states(bag)  # closed: metadata written, readable without repair
     assert len(series.t) > 500
+
+
+def test_ctrl_c_repeated_while_the_recorder_exits_leaves_status_0_and_a_closed_bag(spinner, tmp_path):
+    """``ros2 launch`` in a terminal: the terminal's SIGINT reaches every process, then launch sends each its own;
+    more come on a repeated Ctrl-C. Every one of them, up to the process's last moment (Python restores the default
+    action of a signal while it exits: it used to die of that second SIGINT, status -2), leaves status 0."""
+    import time
+
+    from sensor_msgs.msg import JointState
+
+    from dynid_ros.data.bag_io import read_joint_states
+
+    helper = spinner.add(Node("arm", context=spinner.context))
+    states = helper.create_publisher(JointState, "/joint_states", 10)
+    message = JointState(name=["j1"], position=[0.1], velocity=[0.0], effort=[0.0])
+    helper.create_timer(0.005, lambda: states.publish(message))
+    recorder = Latest(helper, String, "/recorder_node/status", status_qos(), as_json=True)
+    bag = tmp_path / "bag"
+    with node_process("recorder_node", {"bag_path": str(bag), "autostart": True}, tmp_path / "log") as process:
+        wait_for(lambda: sum((recorder.last or {}).get("counts", {}).values()) > 50, timeout=30, what="recording")
+        while process.poll() is None:  # a Ctrl-C every 10 ms until it has exited
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.01)
+    log = (tmp_path / "log").read_text()
+    assert process.returncode == 0, log
+    assert "Traceback" not in log, log
+    assert len(read_joint_states(bag).t) > 50  # closed: readable without repair

@@ -15,7 +15,9 @@ FollowJointTrajectory client, a JointTrajectory publisher or a position stream).
 - joint-state staleness while moving counts from the later of the last message and the motion's own
   start, so the time spent preparing never makes a motion that was just sent look stale;
 - where the controller does not report the end (topic and stream modes), the run is ``done`` only
-  when the measured joints followed the reference (:func:`path_tolerances`) and reached its end pose.
+  when the link has sent the whole motion (:meth:`ControllerLink.sent_until`: a stream sends it one command
+  at a time and, after a stall of its process, runs late), the measured joints followed what was sent
+  (:func:`path_tolerances`) and reached its end pose; a stream more than :data:`FOLLOW_LAG_S` late is stopped.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ FOLLOW_LAG_S = 2.0
 """Topic and stream modes: how late a controller may start the motion (delivery, its own checks: sim_node
 checks every trajectory against the robot's limits first, about a second on a loaded machine): while
 moving, the measured pose must be within the path tolerance of the reference at some time of the last
-``FOLLOW_LAG_S`` before it arrived; at the end, within the path tolerance of the end pose."""
+``FOLLOW_LAG_S`` before it arrived (and before what the link sent); at the end, within the path tolerance
+of the end pose. Stream mode: also how far the stream's profile time may fall behind the wall-clock time
+(:class:`~dynid_ros.execution.stream_clock.StreamClock` after stalls) before the motion is stopped."""
 
 RESULT_GRACE_S = 10.0
 """Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
@@ -89,6 +93,10 @@ class ControllerLink(Protocol):
 
     def awaiting_answer(self) -> bool:
         """True while a sent goal has had no answer from the controller."""
+
+    def sent_until(self) -> float:
+        """Profile time [s] up to which the motion was sent: ``math.inf`` once all of it was (action and topic
+        modes send it at once; a stream sends one command per period and runs late after a stall)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,7 @@ class ExcitationSupervisor:
         self.tolerance = np.zeros(0)
         self._pending: _Pending | None = None
         self._sent_at = 0.0
+        self._end_sent_at: float | None = None  # when the link was first seen to have sent the profile's end
         self._lock = threading.RLock()
         self._attempting = threading.Lock()  # one start attempt at a time (service thread or tick)
 
@@ -226,7 +235,7 @@ class ExcitationSupervisor:
             if not self.run.active:
                 return
             now = self.clock()
-            self.run.update(now)
+            self.run.update(min(now, self.run.t_start + self.link.sent_until()))  # progress: what was sent
             problem = self._supervise(now)
             if problem is not None:
                 self.link.halt()
@@ -300,6 +309,7 @@ class ExcitationSupervisor:
         self._pending = None
         self.phase = Phase.SENT
         self._sent_at = self.clock()
+        self._end_sent_at = self._sent_at if self.link.sent_until() >= profile.duration else None  # topic, action
         self.tolerance = path_tolerances(profile)
         self.run.start(profile, self._sent_at, f"{self.settings.mode} mode, {profile.duration:.1f} s")
         self._log("info", f"excitation started: approach {profile.t_excitation_start:.1f} s, "
@@ -337,27 +347,49 @@ class ExcitationSupervisor:
         return self._follow_check(now)
 
     def _follow_check(self, now: float) -> str | None:
-        """Topic/stream mode: stop a motion the robot does not follow; ``done`` once it reached the end."""
-        run, s = self.run, self.settings
-        joints = run.profile.joints
-        received = self.states.received(joints)
+        """Topic/stream mode: stop a motion the robot does not follow or a stream hopelessly late; ``done`` once
+        the whole motion was sent and the robot reached its end."""
+        run = self.run
+        sent = min(self.link.sent_until(), run.profile.duration)
+        late = now - run.t_start - sent if sent < run.profile.duration else 0.0
+        if late > FOLLOW_LAG_S:
+            return (f"the stream is {late:.2f} s late (it sent t = {sent:.2f} s of the {run.profile.duration:.2f} s "
+                    f"motion; limit {FOLLOW_LAG_S:g} s): this process stalls too much to stream")
+        if sent >= run.profile.duration and self._end_sent_at is None:
+            self._end_sent_at = now
+        received = self.states.received(run.profile.joints)
         if received is None or received < run.t_start:
             return None
-        q = self.states.positions(joints, now, np.inf, "the trajectory")
-        elapsed = min(received - run.t_start, run.profile.duration)
-        window = np.linspace(max(elapsed - FOLLOW_LAG_S, 0.0), elapsed, 101)  # the controller may start late
-        error = np.abs(run.profile.sample(window)[0] - q).min(axis=0)
+        q = self.states.positions(run.profile.joints, now, np.inf, "the trajectory")
+        problem = self._path_error(q, min(received - run.t_start, sent))
+        if problem is not None or self._end_sent_at is None:
+            return problem
+        return self._end_check(now, received, q)
+
+    def _path_error(self, q: np.ndarray, elapsed: float) -> str | None:
+        """Why ``q`` (measured at profile time ``elapsed``) is not the motion sent, None when it is: within the path
+        tolerance of the reference at some time of the last :data:`FOLLOW_LAG_S` (a controller may start late)."""
+        joints = self.run.profile.joints
+        window = np.linspace(max(elapsed - FOLLOW_LAG_S, 0.0), elapsed, 101)
+        error = np.abs(self.run.profile.sample(window)[0] - q).min(axis=0)
         worst = int(np.argmax(error / self.tolerance))
-        if error[worst] > self.tolerance[worst]:
-            return (f"the robot does not follow the motion: joint {joints[worst]} is {error[worst]:.3f} from the "
-                    f"reference at t = {elapsed:.2f} s (path tolerance {self.tolerance[worst]:.3f} after a lag of "
-                    f"up to {FOLLOW_LAG_S:g} s)")
-        past_end = run.elapsed_past_end(now)
+        if error[worst] <= self.tolerance[worst]:
+            return None
+        return (f"the robot does not follow the motion: joint {joints[worst]} is {error[worst]:.3f} from the "
+                f"reference at t = {elapsed:.2f} s (path tolerance {self.tolerance[worst]:.3f} after a lag of "
+                f"up to {FOLLOW_LAG_S:g} s)")
+
+    def _end_check(self, now: float, received: float, q: np.ndarray) -> str | None:
+        """The whole motion was sent: ``done`` once joint states from ``settle_time`` after both the profile's end
+        and the send of its end show the end pose; stopped when it is not reached in time."""
+        run, s = self.run, self.settings
+        past_end = min(run.elapsed_past_end(now), now - self._end_sent_at)
         if past_end < s.settle_time:
             return None
         end_error = np.abs(run.profile.sample(np.array([run.profile.duration]))[0][0] - q)
         worst = int(np.argmax(end_error / self.tolerance))
-        if received >= run.t_start + run.profile.duration and end_error[worst] <= self.tolerance[worst]:
+        measured_after_end = received >= max(run.t_start + run.profile.duration, self._end_sent_at)
+        if measured_after_end and end_error[worst] <= self.tolerance[worst]:
             run.finish("the robot followed the motion to its end")
             self.phase = Phase.IDLE
             self._log("info", "excitation done")
@@ -365,7 +397,7 @@ class ExcitationSupervisor:
         allowed = s.wait_timeout + FOLLOW_LAG_S  # a controller may start (and so end) up to FOLLOW_LAG_S late
         if past_end > s.settle_time + allowed:
             return (f"the robot did not reach the end pose within {allowed:g} s after the motion's end "
-                    f"(joint {joints[worst]} {end_error[worst]:.3f} away)")
+                    f"(joint {run.profile.joints[worst]} {end_error[worst]:.3f} away)")
         return None
 
     def status(self) -> dict:

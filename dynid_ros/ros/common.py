@@ -174,6 +174,10 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     rclpy's handler, which would shut the context down under running callbacks (``RCLError: the given
     context is not valid``) and before the node can act: ``destroy_node`` runs with a valid context, so
     a node can still stop its motion (send a cancel and wait for the answer) or close its bag. Exit 0.
+    The flag is set up before ``rclpy.init`` (a Ctrl-C while ROS starts ends the node cleanly too), and once
+    the node is destroyed both signals are ignored: Python's exit restores their default action (death by
+    the signal) for the time it tears its modules down, and ``ros2 launch`` sends its own SIGINT to every
+    process right after the terminal's, which then killed a node that had already closed everything (-2).
     A DynidError while constructing the node (bad parameter, file) is logged on one line; exit code 2.
     A node that shut the context down itself (its job done) exits with its ``exit_code`` attribute (0 if none).
     """
@@ -181,10 +185,10 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     interrupted = threading.Event()
     for number in (signal.SIGINT, signal.SIGTERM):  # a flag, not KeyboardInterrupt inside rclpy's C++ calls
         signal.signal(number, lambda *_: interrupted.set())
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
     try:
@@ -203,6 +207,8 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        for number in (signal.SIGINT, signal.SIGTERM):  # done: a late Ctrl-C must not kill the exit (see above)
+            signal.signal(number, signal.SIG_IGN)
     return code
 
 

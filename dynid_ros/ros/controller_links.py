@@ -8,12 +8,14 @@ Each link only moves messages; what to send and when to stop is the supervisor's
 
 from __future__ import annotations
 
+import math
+import sys
+import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 from rcl_interfaces.srv import GetParameters
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
@@ -29,6 +31,17 @@ from dynid_ros.execution.follow_joint_trajectory import (
 )
 from dynid_ros.execution.stream_clock import StreamClock
 from dynid_ros.execution.trajectory_execution import ControllerError, ExecutionProfile, trajectory_samples
+
+HALT_JOIN_S = 1.0
+"""Stream mode: how long a halt waits for the stream's thread to end (it publishes nothing after the halt anyway)."""
+
+STALL_WARNING_S = 1.0
+"""Stream mode: at most one stall warning per this many seconds."""
+
+GIL_SWITCH_PERIODS = 0.25
+"""Stream mode: while the stream's thread runs, the interpreter's thread switch interval is at most this many
+command periods (Python's default, 5 ms, is five periods at 1 kHz: a thread that wakes up for its command waits
+that long for the GIL while another thread runs Python, e.g. the executor building its wait set)."""
 
 
 class TopicLink:
@@ -60,6 +73,9 @@ class TopicLink:
     def awaiting_answer(self) -> bool:
         return False
 
+    def sent_until(self) -> float:
+        return math.inf  # the whole motion in one message
+
 
 class StreamLink:
     """Positions of the named ``joints`` (the forward controller's, in its order, checked against its ``joints``
@@ -71,6 +87,15 @@ class StreamLink:
     time advances by two periods at most (:class:`~dynid_ros.execution.stream_clock.StreamClock`: no jump, the
     motion runs late). A controller manager that does not tell its rate, or a slower stream, is refused. Joints
     of the controller the profile does not move hold the position measured at the start.
+
+    The commands go out from a thread of the link's own (rclpy publishers may publish from any thread), paced on
+    a monotonic clock with absolute deadlines, so the node's executor (joint states, the supervisor's ticks,
+    services) never delays one; it starts on :meth:`send` and ends when the run is no longer active or on
+    :meth:`halt` (stop, abort, shutdown, Ctrl-C), which joins it: after a halt nothing more is published.
+    :meth:`sent_until` tells the supervisor how far along the profile the stream is. (A timer at the stream's
+    rate on the node's MultiThreadedExecutor stalled: rclpy before ros2/rclpy#1547 yields a task again while it
+    still waits in the thread pool's queue and then does not block, so its main thread spins rebuilding the wait
+    set, holding the GIL the pool's threads need to start the task.)
     """
 
     confirms_end = False
@@ -89,12 +114,11 @@ class StreamLink:
         self._controller_joints: list[str] | None = None
         self._parameters = node.create_client(GetParameters, f"{self.controller}/get_parameters")
         self._request = None
-        self._timer = None
-        self._profile: ExecutionProfile | None = None
-        self._clock: StreamClock | None = None
-        self._order: np.ndarray | None = None
-        self._streaming = False
-        self._base: np.ndarray | None = None
+        self._lock = threading.Lock()  # the stream's thread and the executor's: the last command, halting
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sent, self._streaming = 0.0, False
+        self._warned = -float("inf")  # when the stream's thread last logged a stall
 
     def problem(self) -> str | None:
         """Reachable once the controller subscribes and its ``joints`` parameter (ros2_control's
@@ -144,45 +168,92 @@ class StreamLink:
         return f"waiting for the joints parameter of {self.controller}"
 
     def send(self, profile: ExecutionProfile) -> None:
+        """Start streaming ``profile`` from a thread of its own (the one of an earlier motion is stopped first)."""
         unknown = [j for j in profile.joints if j not in self.joints]
         if unknown:
             raise ControllerError(f"stream_joints ({', '.join(self.joints)}) lack trajectory joint(s) "
                                   f"{', '.join(unknown)}: the forward controller cannot move them")
-        self._base = np.asarray(self._held(self.joints), dtype=float)
-        self._order = np.array([self.joints.index(j) for j in profile.joints])
-        self._profile, self._streaming = profile, False
-        self._clock = StreamClock(self.rate_hz, profile.duration, time.monotonic())
-        # its own callback group: on the node's multi-threaded executor no other callback delays a command
-        self._timer = self.node.create_timer(1.0 / self.rate_hz, self._publish,
-                                             callback_group=MutuallyExclusiveCallbackGroup())
+        self.halt()
+        base = np.asarray(self._held(self.joints), dtype=float)
+        order = np.array([self.joints.index(j) for j in profile.joints])
+        with self._lock:
+            self._sent, self._streaming = 0.0, False
+        self._stop = threading.Event()
+        clock = StreamClock(self.rate_hz, profile.duration, time.monotonic())
+        self._thread = threading.Thread(target=self._stream, args=(profile, base, order, clock, self._stop),
+                                        name="dynid_stream", daemon=True)
+        self._thread.start()
 
-    def _publish(self) -> None:
-        if self._profile is None:
-            return self.halt()
-        if not self._active():  # the run is marked active right after send(): stop only once it was
-            return self.halt() if self._streaming else None
-        self._streaming = True
-        stalls = len(self._clock.stalls)
-        elapsed = self._clock.tick(time.monotonic())
-        if len(self._clock.stalls) > stalls:
-            at, gap = self._clock.stalls[-1]
+    def _stream(self, profile: ExecutionProfile, base: np.ndarray, order: np.ndarray, clock: StreamClock,
+                stop: threading.Event) -> None:
+        """The stream's thread: one command per period on absolute monotonic deadlines (a late wake-up does not
+        shift the next ones; after a stall it restarts from now, with no burst), until ``stop`` or the run ends."""
+        period = 1.0 / self.rate_hz
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch_interval, GIL_SWITCH_PERIODS * period))
+        deadline = time.monotonic()
+        try:
+            while True:
+                deadline += period
+                now = time.monotonic()
+                if now > deadline + period:  # woke up more than a period late: no catching up in a burst
+                    deadline = now
+                if stop.wait(max(deadline - now, 0.0)):
+                    return
+                if not self._active():  # the run is marked active right after send(): stop only once it was
+                    if self._streaming:
+                        return
+                    continue
+                if not self._publish(profile, base, order, clock, stop):
+                    return
+        except Exception as err:  # noqa: BLE001 - the supervisor sees the stream stop (it falls late) and stops
+            self.node.get_logger().error(f"the stream to {self.topic} failed: {err}")
+        finally:
+            sys.setswitchinterval(switch_interval)
+
+    def _publish(self, profile: ExecutionProfile, base: np.ndarray, order: np.ndarray, clock: StreamClock,
+                 stop: threading.Event) -> bool:
+        """Publish the command of now (False: halted meanwhile, nothing published)."""
+        stalls = len(clock.stalls)
+        elapsed = clock.tick(time.monotonic())
+        if len(clock.stalls) > stalls and time.monotonic() - self._warned >= STALL_WARNING_S:
+            # throttled here: rclpy's own throttle looks up the caller's source file at every call (milliseconds)
+            self._warned = time.monotonic()
+            at, gap = clock.stalls[-1]
             self.node.get_logger().warning(f"the stream stalled for {gap:.3f} s at t = {at:.2f} s of the motion: it "
-                                           f"continues from there, {self._clock.lag:.2f} s late "
-                                           f"({len(self._clock.stalls)} stall(s) so far)", throttle_duration_sec=1.0)
-        command = self._base.copy()
-        command[self._order] = self._profile.sample(np.array([elapsed]))[0][0]
+                                           f"continues from there, {clock.lag:.2f} s late "
+                                           f"({len(clock.stalls)} stall(s) so far)")
+        command = base.copy()
+        command[order] = profile.sample(np.array([elapsed]))[0][0]
         message = Float64MultiArray(data=command.tolist())
         message.layout.dim = [MultiArrayDimension(label=",".join(self.joints), size=len(self.joints),
                                                   stride=len(self.joints))]
-        self.publisher.publish(message)
+        with self._lock:  # halt() sets stop under this lock: nothing is published once it returned
+            if stop.is_set():
+                return False
+            self.publisher.publish(message)
+            self._sent, self._streaming = elapsed, True
+        return True
 
     def halt(self) -> None:
-        if self._timer is not None:
-            self.node.destroy_timer(self._timer)
-            self._timer = None
+        """Stop streaming: the last command sent stays the forward controller's (it holds that pose). Returns once
+        the thread published its last command (joined)."""
+        with self._lock:
+            self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=HALT_JOIN_S)
+            if thread.is_alive():
+                self.node.get_logger().error(f"the stream's thread did not end within {HALT_JOIN_S:g} s (it "
+                                             "publishes nothing more)")
 
     def awaiting_answer(self) -> bool:
         return False
+
+    def sent_until(self) -> float:
+        """Profile time of the last command sent (0 before the first)."""
+        with self._lock:
+            return self._sent
 
 
 class ActionLink:
@@ -260,6 +331,9 @@ class ActionLink:
 
     def awaiting_answer(self) -> bool:
         return self.tracker is not None and self.tracker.phase is GoalPhase.SENDING
+
+    def sent_until(self) -> float:
+        return math.inf  # the whole motion in one goal
 
     def wait_for_end(self, timeout: float) -> bool:
         """Spin the node (its executor has stopped) until the canceled goal ended, at most ``timeout`` s."""

@@ -57,8 +57,11 @@ periods, hold) is within the robot's limits on a 1 kHz grid
 (:func:`dynid_ros.execution.robot_limits.check_motion`), a reachable controller. The logic is
 :class:`dynid_ros.execution.excitation_supervisor.ExcitationSupervisor`; this node wires it to ROS.
 Joint states are merged by joint name across messages and publishers (arm and gripper drivers on the
-same topic). ``~/start`` checks in its own callback group of a multi-threaded executor, so joint
-states keep arriving while it works; waiting is done by timers, the action by futures.
+same topic). The node spins on one thread (rclpy's MultiThreadedExecutor, before ros2/rclpy#1547, spins
+holding the GIL while a callback waits in its thread pool: the stream then got 10-66 of 200 commands/s); so
+joint states, ticks and ``~/stop`` wait while ``~/start`` checks the motion (a second or so): the supervisor
+counts the pose as fresh as it was when that work began, and staleness from the motion's start. Waiting is
+done by timers, the action by futures, the stream by a thread of its own.
 """
 
 from __future__ import annotations
@@ -142,8 +145,8 @@ class ExcitationNode(Node):
         self.supervisor = ExcitationSupervisor(settings, self._load, self.link, self._publish_status, self._log)
         self.status_pub = self.create_publisher(String, "~/status", latched_qos())
         self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_state, 10)
-        # ~/start builds and checks the motion (seconds) in its own callback group: with the
-        # multi-threaded executor of main(), joint states, ticks and ~/stop go on meanwhile
+        # ~/start builds and checks the motion (a second or so); each in its own callback group, so that a
+        # multi-threaded executor (a test's, or a caller's) runs joint states, ticks and ~/stop meanwhile
         trigger_service(self, "~/start", self.start, MutuallyExclusiveCallbackGroup())
         trigger_service(self, "~/stop", self.supervisor.stop, MutuallyExclusiveCallbackGroup())
         self.create_timer(0.1, self._tick, callback_group=MutuallyExclusiveCallbackGroup())
@@ -225,12 +228,15 @@ class ExcitationNode(Node):
                                         "sent to the controller")
         if isinstance(self.link, ActionLink):
             self.link.destroy()
+        if isinstance(self.link, StreamLink):
+            self.link.halt()  # its thread ends (joined) before the node and its publisher are destroyed
         super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:
-    # on Ctrl-C: cancel the goal, wait for its end; several threads: ~/start's checks never hold up joint states
-    return run(ExcitationNode, args, multithreaded=True)
+    # on Ctrl-C: cancel the goal, wait for its end; one thread: see the module docstring (stream mode measured
+    # 200, 495-500, 968-999 of 200, 500, 1000 commands/s so; 10-575 with the MultiThreadedExecutor)
+    return run(ExcitationNode, args)
 
 
 if __name__ == "__main__":
