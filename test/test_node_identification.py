@@ -18,6 +18,7 @@ from dynid_ros.pipeline.results import MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, 
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.resources import robot_file, share_path
 from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
+from report_files import structure_figure
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
 
@@ -58,7 +59,7 @@ def test_identify_publishes_urdf_report_and_writes_files(spinner, bag, tmp_path)
     report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
     wait_for(lambda: urdf.messages and report.messages, what="latched URDF and report")
     assert sorted(p.name for p in out.iterdir()) == sorted([URDF_FILE, MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, MARKER,
-                                                            *REPORT_FILES])
+                                                            *REPORT_FILES, *structure_figure(out)])
     assert urdf.last.data == (out / URDF_FILE).read_text()
     assert report.last == json.loads((out / REPORT_FILE).read_text())
     assert report.last["feasible"] is True and report.last["method"] == "fbpe"

@@ -43,18 +43,18 @@ def run_node(spinner, tmp_path: Path, parameters: dict) -> tuple[dict, dict | No
     return status.last, report.last
 
 
-def assert_same(a: object, b: object, path: str = "") -> None:
-    """Equal structure and text; numbers within 1e-5 relative (absolute 1e-6)."""
+def assert_same(a: object, b: object, path: str = "", rtol: float = 1e-5) -> None:
+    """Equal structure and text; numbers within ``rtol`` relative (absolute 1e-6)."""
     if isinstance(a, dict):
         assert isinstance(b, dict) and sorted(a) == sorted(b), path
         for key in a:
-            assert_same(a[key], b[key], f"{path}.{key}")
+            assert_same(a[key], b[key], f"{path}.{key}", rtol)
     elif isinstance(a, list):
         assert isinstance(b, list) and len(a) == len(b), path
         for k, (x, y) in enumerate(zip(a, b)):
-            assert_same(x, y, f"{path}[{k}]")
+            assert_same(x, y, f"{path}[{k}]", rtol)
     elif isinstance(a, float) or isinstance(b, float):
-        assert abs(a - b) <= 1e-6 + 1e-5 * abs(b), f"{path}: {a} != {b}"
+        assert abs(a - b) <= 1e-6 + rtol * abs(b), f"{path}: {a} != {b}"
     else:
         assert a == b, path
 
@@ -72,11 +72,12 @@ def test_node_identifies_a_frames_robot_as_the_cli(spinner, tmp_path, capsys):
     node = yaml.safe_load((node_out / FRAMES_FILE).read_text())
     # the same problem solved in two processes: with another BLAS thread count the SDP solver may stop at
     # "optimal_inaccurate" and leave the link inertials the PSM data barely determine elsewhere in the feasible set
-    # (link1's Iyy 0.0014 vs 0.0032 kg m^2 was seen); the fit, the friction and spring terms agree
+    # (link1's Iyy 0.0014 vs 0.0032 kg m^2 was seen); the fit agrees to 1e-6, and the friction and spring terms
+    # to 1e-3 (the SDP's tolerance moves them too: jaw2's Coulomb offset -0.0069680 vs -0.0069691 was seen)
     assert node.pop("status").startswith("optimal") and cli.pop("status").startswith("optimal")
     node_links, cli_links = node.pop("links"), cli.pop("links")
     assert sorted(node_links) == sorted(cli_links)
-    assert_same(node, cli)
+    assert_same(node, cli, rtol=1e-3)
     np.testing.assert_allclose(report["relative_error_per_joint"], cli["relative_error_per_joint"], rtol=1e-6)
     assert report["feasible"] is True
     assert "frames robot: feasible True" in status["message"]

@@ -19,6 +19,7 @@ from dynid_ros.estimation.penalty_retrieval import RetrievalSettings, default_bo
 from dynid_ros.pipeline.identification_report import REPORT_FILES
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import inertia_about_com
+from report_files import structure_figure
 
 from robots import UR5_ERD, example_robot_urdf
 
@@ -139,7 +140,7 @@ def test_real_panda_pbpr_writes_a_feasible_result_that_validates(panda_bag, tmp_
                  f"{SPLIT_S}", "--config", str(config_file), "--method", "pbpr", "--pbpr-starts", "1",
                  "--out", str(out)]) == 0
     assert {p.name for p in out.iterdir()} == {"identified.urdf", "identified.xml", "parameters.yaml", "report.json",
-                                              ".dynid_output", *REPORT_FILES}
+                                              ".dynid_output", *REPORT_FILES, *structure_figure(out)}
     report = json.loads((out / "report.json").read_text())
     assert report["method"] == "pbpr" and report["feasible"] is True
     assert 14.0 <= report["total_mass"] <= 22.0 and min(report["link_masses"].values()) > 0

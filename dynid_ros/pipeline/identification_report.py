@@ -30,8 +30,9 @@ MARKDOWN_FILE = "report.md"
 FIGURES = {"fit": "report_fit.png", "structure": "report_residual_structure.png",
            "masses": "report_link_masses.png", "coverage": "report_coverage.png"}
 """PNG files written beside ``report.md`` (and embedded in ``report.html``)."""
-REPORT_FILES = (HTML_FILE, MARKDOWN_FILE, *FIGURES.values())
-"""Every file of the readable report in an identification result with a torque fit."""
+REPORT_FILES = (HTML_FILE, MARKDOWN_FILE, *(f for key, f in FIGURES.items() if key != "structure"))
+"""The files of the readable report in every identification result with a torque fit; the residual-vs-state figure
+(``FIGURES["structure"]``) is there too when a joint's residual is structured (:func:`structure_figure`)."""
 KEPT_AT_PRIOR = 0.9
 """A parameter whose posterior std is at least this share of its prior std is 'kept at the prior'."""
 FROM_DATA = 0.5
