@@ -71,7 +71,7 @@ def test_a_run_goes_record_excite_stop_identify_done():
     run, clock = make(desk, settle_time=1.0)
     run.tick()
     assert run.state == "recording" and desk.sent == ["record_start"]
-    fresh(run, clock, "recorder", state="recording")
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
     fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
     run.tick()
     assert run.state == "exciting" and desk.sent[-1] == "excite_start"
@@ -91,12 +91,37 @@ def test_a_run_goes_record_excite_stop_identify_done():
     assert run.cleanup_sent == []
 
 
+def test_the_motion_starts_only_once_the_recorder_writes_messages():
+    """Subscribed (state ``recording``) with nothing written yet: the excitation waits; it starts at the first
+    message, or the run ends at the deadline naming the recorder."""
+    desk = Desk()
+    run, clock = make(desk)
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    assert run.state == "recording" and "excite_start" not in desk.sent
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 3})
+    run.tick()
+    assert run.state == "exciting" and desk.sent[-1] == "excite_start"
+    late = Desk()
+    run, clock = make(late)
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 0})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()  # the recorder answered: the deadline counts from now
+    clock.now += 10.1
+    run.tick()
+    assert run.state == "aborted" and "the recorder has written no message yet" in run.message
+    assert "excite_start" not in late.sent
+
+
 def test_a_latched_done_of_an_earlier_run_is_ignored():
     desk = Desk()
     run, clock = make(desk)
     run.on_status("excitation", {"state": "done"}, 1)  # published before this run called the node
     run.tick()
-    fresh(run, clock, "recorder", state="recording")
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
     fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
     run.tick()
     run.on_status("excitation", {"state": "done"}, 0)  # a late delivery of the old latched status
@@ -108,7 +133,7 @@ def test_an_aborted_excitation_stops_the_recorder_and_skips_identification():
     desk = Desk()
     run, clock = make(desk)
     run.tick()
-    fresh(run, clock, "recorder", state="recording")
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
     fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
     run.tick()
     fresh(run, clock, "excitation", state="aborted", message="the robot does not follow the motion")
@@ -122,7 +147,7 @@ def test_a_deadline_while_moving_stops_the_excitation_and_the_recorder():
     desk = Desk()
     run, clock = make(desk, service_timeout=2.0)
     run.tick()
-    fresh(run, clock, "recorder", state="recording")
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
     fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
     run.tick()
     fresh(run, clock, "excitation", state="running", duration=3.0)

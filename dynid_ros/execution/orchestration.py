@@ -36,6 +36,14 @@ MOVING = ("idle", "approaching", "running")
 FINAL_STATES = ("done", "aborted")
 
 
+
+def records(recorder: dict) -> bool:
+    """Whether a recorder's status says it writes messages: state ``recording`` (subscribed) and a message of every
+    topic it counts. Subscribed is not enough: under load the first message may come seconds later (discovery), and
+    a motion started before it would be missing from the bag."""
+    counts = recorder.get("counts") or {}
+    return recorder.get("state") == "recording" and bool(counts) and all(c > 0 for c in counts.values())
+
 class RunAborted(Exception):
     """Ends the run; the message is the reason."""
 
@@ -157,12 +165,14 @@ class Orchestration:
         if self._recording_since is None:  # the recorder accepted: the joint-state deadline counts from now
             self._recording_since = self.clock()
         recorder, excitation = self._recorder_status(), self.status["excitation"]
-        if recorder.get("state") == "recording" and excitation.get("joint_states_ready"):
+        if records(recorder) and excitation.get("joint_states_ready"):
             self._call("excite_start", starts="excitation")
             self._phase_start = self.clock()
             return self._set("exciting", "starting the excitation")
         if self.clock() - self._recording_since > self.settings.joint_states_timeout:
-            what = ("the excitation node has received no joint states" if recorder.get("state") == "recording"
+            subscribed = recorder.get("state") == "recording"
+            what = ("the excitation node has received no joint states" if subscribed and not
+                    excitation.get("joint_states_ready") else "the recorder has written no message yet" if subscribed
                     else f"the recorder is not recording (state {recorder.get('state', 'unknown')})")
             raise RunAborted(f"{what} {self.settings.joint_states_timeout:g} s after the recording start")
 
