@@ -63,8 +63,9 @@ def shares(residual: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     all follow from the triangular factor ``R`` of ``X`` (``R^T R = X^T X``: ``||X_S c - x_y||`` =
     ``||R_S c - R_y||``), accumulated ``CHUNK_SAMPLES`` at a time."""
     n = residual.shape[1]
-    scale = np.sqrt(np.column_stack([np.mean(np.sign(dq) ** 2, axis=0), np.mean(dq ** 2, axis=0),
-                                     np.mean(ddq ** 2, axis=0)]))
+    count = max(dq.shape[0], 1)  # mean squares without a temporary the size of the series
+    scale = np.sqrt(np.column_stack([np.count_nonzero(dq, axis=0) / count, np.einsum("ij,ij->j", dq, dq) / count,
+                                     np.einsum("ij,ij->j", ddq, ddq) / count]))
     scale = np.where(scale > 0, scale, 1.0)
 
     def blocks():

@@ -148,6 +148,9 @@ def _coupled_shares(raw: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None, mas
     rows = mask.all(axis=1)
     if ddq is None or rows.sum() < 8 * n_dof:
         return np.zeros((n_dof, n_dof))
-    share = shares(raw[rows], np.asarray(dq)[rows], np.asarray(ddq)[rows])
+    if rows.all():  # the usual case: no copies of the (samples, n_dof) series (an hour of data: 20 MB each)
+        share = shares(raw, np.asarray(dq), np.asarray(ddq))
+    else:
+        share = shares(raw[rows], np.asarray(dq)[rows], np.asarray(ddq)[rows])
     both = np.minimum(share, share.T) >= COUPLED_SHARE
     return np.where(both, share, 0.0)
