@@ -18,7 +18,7 @@ from dynid_ros.pipeline.results import MJCF_FILE, PARAMETERS_FILE, REPORT_FILE, 
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.resources import robot_file, share_path
 from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
-from report_files import structure_figure
+from result_files import parameter_numbers, structure_figure
 from ros_helpers import Latest, assert_physically_consistent, call_trigger, params, simulated_bag, status_qos, wait_for
 
 
@@ -118,25 +118,8 @@ def test_node_executable_streams_the_bag_as_the_cli(spinner, bag, tmp_path, caps
     assert report["n_samples"] == cli_report["n_samples"] > 100
     assert report["relative_error"] == pytest.approx(cli_report["relative_error"], rel=1e-9)
     assert report["warnings"] == cli_report["warnings"]
-    node_values, cli_values = (numbers(yaml.safe_load((out / PARAMETERS_FILE).read_text()))
+    node_values, cli_values = (parameter_numbers(yaml.safe_load((out / PARAMETERS_FILE).read_text()))
                                for out in (node_out, cli_out))
     assert cli_values.size > 80  # 7 links x 10, friction and armature of 7 joints, the base parameters
     np.testing.assert_allclose(node_values, cli_values, rtol=1e-9, atol=1e-12)
 
-
-def numbers(parameters: dict) -> np.ndarray:
-    """Every number of parameters.yaml's parameter sections (links, joints, base parameters), in a fixed order."""
-    out: list[float] = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, dict):
-            for key in sorted(value):
-                walk(value[key])
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append(float(value))
-
-    walk({k: v for k, v in parameters.items() if k in ("links", "joints", "base_parameters", "parameters")})
-    return np.array(out)

@@ -19,6 +19,7 @@ from dynid_ros.data.bag_io import write_joint_states
 from dynid_ros.pipeline.frames_identification import FRAMES_FILE
 from dynid_ros.pipeline.results import PARAMETERS_FILE, URDF_FILE
 from dynid_ros.sim.coupled_drive import simulate_coupled
+from result_files import parameter_numbers
 from ros_helpers import Latest, node_process, status_qos, wait_for
 from test_coupling import ARM, COUPLING, FRICTION, NOMINAL_ARM, PROCESSING, SECTION, TRUTH, reference
 
@@ -106,23 +107,6 @@ def test_node_identifies_a_coupled_arm_as_the_cli(spinner, tmp_path, capsys):
     cli_report = json.loads((cli_out / "report.json").read_text())
     assert report["relative_error"] == pytest.approx(cli_report["relative_error"], rel=1e-9)
     assert report["feasible"] is True
-    assert _values(cli).size > 40  # 4 links x 10, the motors' friction and armature, the base parameters
-    np.testing.assert_allclose(_values(node), _values(cli), rtol=1e-8, atol=1e-12)
+    assert parameter_numbers(cli).size > 40  # 4 links x 10, the motors' friction and armature, the base parameters
+    np.testing.assert_allclose(parameter_numbers(node), parameter_numbers(cli), rtol=1e-8, atol=1e-12)
 
-
-def _values(parameters: dict) -> np.ndarray:
-    """Every number of parameters.yaml's parameter sections (links and joints), in a fixed order."""
-    out = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, dict):
-            for key in sorted(value):
-                walk(value[key])
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append(float(value))
-
-    walk({k: v for k, v in parameters.items() if k in ("links", "joints", "base_parameters", "parameters")})
-    return np.array(out)

@@ -19,7 +19,7 @@ from dynid_ros.estimation.penalty_retrieval import RetrievalSettings, default_bo
 from dynid_ros.pipeline.identification_report import REPORT_FILES
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import inertia_about_com
-from report_files import structure_figure
+from result_files import structure_figure
 
 from robots import UR5_ERD, example_robot_urdf
 
