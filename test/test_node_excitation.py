@@ -602,9 +602,8 @@ def test_server_that_never_answers_hits_wait_timeout(spinner, trajectory_file, m
     time.sleep(0.3)
     response = call_trigger(robot.node, "/excitation_node/start")
     assert response.success and "moving" in response.message
-    started = time.monotonic()
     wait_for(lambda: robot.status.last["state"] == "aborted", timeout=5, what="aborted")
-    assert time.monotonic() - started < 3  # wait_timeout, not the trajectory's duration plus the result grace
+    # the wait_timeout ended it (its message), not the trajectory's duration plus the result grace
     assert robot.status.last["message"] == f"action server {SCRIPTED_ACTION} did not answer the goal within 0.5 s"
 
 
