@@ -53,6 +53,11 @@ class CutoffChoice:
                 "scores": {f"{k:.4g}": v for k, v in self.scores.items()}}
 
 
+def time_blocks(n_samples: int) -> np.ndarray:
+    """The block (0 .. ``BLOCKS - 1``) of each of ``n_samples`` samples: ``BLOCKS`` contiguous runs of equal length."""
+    return np.minimum(np.arange(n_samples) * BLOCKS // max(n_samples, 1), BLOCKS - 1)
+
+
 def motion_bandwidth(t: np.ndarray, velocity: np.ndarray, energy: float = BANDWIDTH_ENERGY) -> float:
     """The frequency [Hz] below which ``energy`` of the (mean-removed) joint velocities' energy lies."""
     return velocity_bandwidth(velocity, 1.0 / float(np.median(np.diff(t))), energy)
@@ -89,7 +94,7 @@ def _score(series: JointStateSeries, options: ProcessingOptions, model: RobotMod
     data = process(series, options)
     w_b = base.project(regressor(model, base.layout, data.q, data.dq, data.ddq))
     n_samples, n_dof = data.tau.shape
-    block = np.minimum(np.arange(n_samples) * BLOCKS // n_samples, BLOCKS - 1)
+    block = time_blocks(n_samples)
     rows = np.repeat(block, n_dof)
     tau, raw = data.tau.reshape(-1), data.tau_raw.reshape(-1)
     error = 0.0

@@ -40,7 +40,7 @@ from dynid_ros.estimation.position_torque import (
     term_torques,
 )
 from dynid_ros.estimation.residual_structure import SIGNIFICANCE
-from dynid_ros.pipeline.cutoff_selection import BLOCKS
+from dynid_ros.pipeline.cutoff_selection import BLOCKS, time_blocks
 
 
 @dataclass
@@ -155,7 +155,7 @@ def choose_terms(problem: FitProblem, candidates: list[int], named: list[int], j
     out = [TermChoice(joints[j], True, True, False, None, None, None, None, None, None) for j in named]
     if not candidates:
         return out
-    block = np.repeat(np.minimum(np.arange(n_samples) * BLOCKS // n_samples, BLOCKS - 1), problem.n_dof)
+    block = np.repeat(time_blocks(n_samples), problem.n_dof)
     plain = [problem.predict(rows & (block != k), []) for k in range(BLOCKS)]
     for j in candidates:
         term = PositionSeries.over(joints[j], j, problem.q[rows.reshape(-1, problem.n_dof)[:, j], j])
