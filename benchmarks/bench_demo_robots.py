@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from dynid_ros.errors import DynidError  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.sim import Simulator  # noqa: E402
-from dynid_ros.sim.demo import run_demo, user_robot  # noqa: E402
+from dynid_ros.studies.demo import run_demo, user_robot  # noqa: E402
 
 ROBOTS = {
     "panda": "panda_description/urdf/panda.urdf",

@@ -33,7 +33,8 @@ from dynid_ros.dynamics.bounds import Bounds  # noqa: E402
 from dynid_ros.dynamics.regressor import regressor  # noqa: E402
 from dynid_ros.estimation import estimators  # noqa: E402
 from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
-from test_estimators import fourier_trajectory, random_feasible_delta  # noqa: E402
+
+from support.synthetic import fourier_trajectory, random_feasible_delta  # noqa: E402
 
 RESULT = ROOT / "benchmarks" / "results" / "bench_fbpe_chain.json"
 
@@ -94,7 +95,7 @@ def panda_case(repeat: int) -> dict:
     from dynid_ros.data.signal_processing import ProcessingOptions, process
     from dynid_ros.robot.urdf_writer import attached_parameters
 
-    from panda_data import panda_series
+    from support.panda_data import panda_series
 
     series = panda_series()
     model = load_model(urdf=ROOT / "urdf" / "panda.urdf", available=series.names)

@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 from dynid_ros.data.bag_io import read_joint_states, write_joint_states  # noqa: E402
 from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
 from dynid_ros.dynamics.regressor import torques  # noqa: E402
-from dynid_ros.pipeline.identify import identify_bag  # noqa: E402
-from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
-from dynid_ros.pipeline.results import write_result  # noqa: E402
-from dynid_ros.pipeline.timing import StageTimer  # noqa: E402
+from dynid_ros.identification.identify import identify_bag  # noqa: E402
+from dynid_ros.identification.options import IdentificationOptions  # noqa: E402
+from dynid_ros.identification.timing import StageTimer  # noqa: E402
+from dynid_ros.reporting.result_directory import write_result  # noqa: E402
 from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 
 URDF = ROOT / "urdf" / "panda.urdf"

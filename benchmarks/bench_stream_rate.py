@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from ros_helpers import isolate_ros_environment, node_process, write_test_trajectory  # noqa: E402
+from support.ros_helpers import isolate_ros_environment, node_process, write_test_trajectory  # noqa: E402
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 

@@ -1,6 +1,6 @@
 """Benchmark: torque signs from |tau| on a simulated KUKA KR5 in the setup of Pennese et al. 2021 section IV-B.
 
-13.33 s of sums of sines per joint, rigid-body torques of plausible KR5 links (``test/data/kr5_dh.yaml``,
+13.33 s of sums of sines per joint, rigid-body torques of plausible KR5 links (``test/files/kr5_dh.yaml``,
 Table I; 36 base parameters), ``|tau + noise|`` (noise std a fraction of each joint's peak), beam 5. Per seed:
 segments, how many signs are right, ``s0``, feasible fits solved and seconds, and the base-parameter error and the
 relative torque error on a new motion of the |tau| identification and of the identification from the signed
@@ -29,11 +29,11 @@ from dynid_ros.data.signal_processing import process  # noqa: E402
 from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: E402
 from dynid_ros.dynamics.regressor import torques  # noqa: E402
 from dynid_ros.estimation.torque_signs import SignSearchOptions  # noqa: E402
-from dynid_ros.pipeline.abs_effort import identify_abs_effort  # noqa: E402
-from dynid_ros.pipeline.identify import identify  # noqa: E402
-from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
+from dynid_ros.identification.identify import identify  # noqa: E402
+from dynid_ros.identification.options import IdentificationOptions  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.robot.parameters import link_parameters  # noqa: E402
+from dynid_ros.variants.abs_effort import identify_abs_effort  # noqa: E402
 
 
 def run(seed: int, noise: float, beam: int, duration: float) -> dict:

@@ -5,8 +5,8 @@ and of the Panda scaled to a 0.6 kg and a 30 kg arm, identification and validati
 the 3.8 kg three-joint arm of the tests on two multi-sine periods; arms of example-robot-data, e.g. ``so100``,
 ``ur10``, with excitations optimized for them in 10 s): the motion's bandwidth ``B`` as the default
 measures it (:mod:`dynid_ros.data.bandwidth`), the cutoff time-blocked cross-validation picks (``cutoff_hz: auto``,
-:mod:`dynid_ros.pipeline.cutoff_selection`), the cutoff the default rule derives from ``B`` and the sample rate, and
-the held-out error of the DEFAULT identification with each (and with the former fixed 6 Hz).
+:mod:`dynid_ros.identification.cutoff_selection`), the cutoff the default rule derives from ``B`` and the sample rate,
+and the held-out error of the DEFAULT identification with each (and with the former fixed 6 Hz).
 
 Run: ``python benchmarks/cutoff_rule.py [--sets panda_gaz2019,panda,...]``; writes
 ``benchmarks/results/cutoff_rule.json``.
@@ -42,19 +42,19 @@ from dynid_ros.excitation import (  # noqa: E402
     optimize_excitation,
 )
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits  # noqa: E402
-from dynid_ros.pipeline.cutoff_selection import choose_cutoff  # noqa: E402
-from dynid_ros.pipeline.identify import identify  # noqa: E402
-from dynid_ros.pipeline.linear_identification import prepare_series  # noqa: E402
-from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
-from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.identification.cutoff_selection import choose_cutoff  # noqa: E402
+from dynid_ros.identification.identify import identify  # noqa: E402
+from dynid_ros.identification.linear_identification import prepare_series  # noqa: E402
+from dynid_ros.identification.options import IdentificationOptions  # noqa: E402
+from dynid_ros.reporting.validate import evaluate_parameters, processed_window  # noqa: E402
 from dynid_ros.robot.config import load_config  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.robot.resources import robot_file  # noqa: E402
 from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile  # noqa: E402
-from dynid_ros.sim.demo import shipped_trajectory, user_robot  # noqa: E402
-from dynid_ros.sim.robustness import case_setup, simulated_run  # noqa: E402
+from dynid_ros.studies.demo import shipped_trajectory, user_robot  # noqa: E402
+from dynid_ros.studies.robustness import case_setup, simulated_run  # noqa: E402
 
-from sim_bags import arm_urdf, reference  # noqa: E402
+from support.sim_bags import arm_urdf, reference  # noqa: E402
 
 Dataset = tuple[JointStateSeries, JointStateSeries, Path, list[str] | None]
 
@@ -86,7 +86,7 @@ def scaled(case: str, workdir: Path) -> Dataset:
 
 def fleet_arm(workdir: Path) -> Dataset:
     """The three-joint arm of the fleet tests (3.8 kg), one 3 s multi-sine period to identify, a 4 s one to
-    validate (test/sim_bags.py)."""
+    validate (test/support/sim_bags.py)."""
     urdf = arm_urdf(workdir)
     truth = GroundTruth(damping=[0.1, 0.08, 0.05], friction=[0.3, 0.2, 0.15], noise=0.02, seed=0)
     runs = []

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "test"))
 
 from dynid_ros.cli.main import main as dynid  # noqa: E402
 
-from panda_data import panda_series, write_panda_bag  # noqa: E402
+from support.panda_data import panda_series, write_panda_bag  # noqa: E402
 
 SPLIT = 0.7
 """Fraction of the run used for identification; the rest is held out."""

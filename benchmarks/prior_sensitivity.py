@@ -26,14 +26,14 @@ sys.path.insert(0, str(ROOT / "test"))
 
 from dynid_ros.estimation import estimators  # noqa: E402
 from dynid_ros.estimation.prior import link_realism  # noqa: E402
-from dynid_ros.pipeline import identify as identification  # noqa: E402
-from dynid_ros.pipeline.identify import identify  # noqa: E402
-from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
-from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.identification import identify as identification  # noqa: E402
+from dynid_ros.identification.identify import identify  # noqa: E402
+from dynid_ros.identification.options import IdentificationOptions  # noqa: E402
+from dynid_ros.reporting.validate import evaluate_parameters, processed_window  # noqa: E402
 from dynid_ros.robot.model import load_model, nominal_parameters  # noqa: E402
 from dynid_ros.robot.urdf_writer import attached_parameters  # noqa: E402
 
-from panda_data import JOINTS, panda_series  # noqa: E402
+from support.panda_data import JOINTS, panda_series  # noqa: E402
 
 URDF = ROOT / "urdf" / "panda.urdf"
 SPLIT_S = 0.7 * 20.9991

@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT / "test"))
 from dynid_ros.data.joint_states import JointStateSeries  # noqa: E402
 from dynid_ros.dynamics.regressor import regressor  # noqa: E402
 from dynid_ros.estimation.fit_quality import relative_error  # noqa: E402
-from dynid_ros.pipeline.identify import identify  # noqa: E402
-from dynid_ros.pipeline.options import IdentificationOptions  # noqa: E402
-from dynid_ros.pipeline.validate import evaluate_parameters, processed_window  # noqa: E402
+from dynid_ros.identification.identify import identify  # noqa: E402
+from dynid_ros.identification.options import IdentificationOptions  # noqa: E402
+from dynid_ros.reporting.validate import evaluate_parameters, processed_window  # noqa: E402
 from dynid_ros.robot.model import nominal_parameters  # noqa: E402
 
-from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402
+from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402
 
 SPLIT = 0.7
 """Fraction of each run used for identification; the rest is held out."""

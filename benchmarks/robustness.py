@@ -1,6 +1,6 @@
 """Benchmark: the default identification's robustness cases in the embedded simulator (truth known).
 
-Runs every case of :mod:`dynid_ros.sim.robustness` (a barely moving joint, Stribeck friction, a 15 % torque-sensor
+Runs every case of :mod:`dynid_ros.studies.robustness` (a barely moving joint, Stribeck friction, a 15 % torque-sensor
 gain error on two joints, a nominal URDF off by ±30 % in masses and 3 cm in CoMs; issue 19's (e) a 1 kg tool at 5 cm
 the URDF lacks, (f) a spring of 10 % of a joint's gravity torque, (g) the robot scaled to a 0.6 kg and a 30 kg arm
 with the same relative URDF errors) on each embedded robot and prints, per case: held-out error vs the true
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dynid_ros.sim.robustness import CASES, run_case  # noqa: E402
+from dynid_ros.studies.robustness import CASES, run_case  # noqa: E402
 
 
 def main() -> int:

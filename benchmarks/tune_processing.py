@@ -27,8 +27,8 @@ from dynid_ros.dynamics.base_parameters import compute_base_parameters  # noqa: 
 from dynid_ros.dynamics.regressor import regressor  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 
-from panda_data import panda_series  # noqa: E402
-from robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402
+from support.panda_data import panda_series  # noqa: E402
+from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf  # noqa: E402
 
 
 def held_out_error(options: ProcessingOptions, split: float = 0.7) -> float:

@@ -7,10 +7,10 @@ import tempfile
 
 import pytest
 
-from ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 (CI=true: no skips)
-from control_msgs_build import ControlMsgsBuildError, ensure_control_msgs
-from launch_stack import ensure_composition_interfaces
-from ros_helpers import ros_context, spinner  # noqa: F401
+from support.ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 (CI=true: no skips)
+from support.control_msgs_build import ControlMsgsBuildError, ensure_control_msgs
+from support.launch_stack import ensure_composition_interfaces
+from support.ros_helpers import ros_context, spinner  # noqa: F401
 
 CACHE_KEY = pytest.StashKey[str]()
 """The session's base-parameter cache directory (made by the session, removed at its end)."""

@@ -1,14 +1,17 @@
-"""The package's rooms: dependencies point one way, no cycle, no ROS outside ``ros/``, imports at the top.
+"""The package's rooms: dependencies point one way, no cycle, no ROS outside ``ros/``, imports at the top, and
+every room's ``__init__`` names its modules.
 
-Rooms from the bottom up (README, Architecture): ``errors`` < ``robot``, ``data`` < ``dynamics`` <
-``estimation`` < ``excitation`` < ``pipeline`` < ``execution`` < ``sim`` < ``cli``, ``ros``. A module may
-import its own room and the rooms below; rooms of the same rank do not import each other.
+The rooms form a graph, not a chain (README, Architecture): :data:`DEPENDS_ON` gives the rooms each room builds on
+directly; a module may import its own room and every room reachable from it, nothing else. Two branches meet only
+at the top: the identification branch (identification -> reporting -> variants -> workflow -> fleet) and the motion
+branch (excitation -> execution -> sim), joined by ``studies`` (the demo) and the front ends ``cli`` and ``ros``.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +19,40 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dynid_ros"
-RANK = {"errors": 0, "robot": 1, "data": 1, "dynamics": 2, "estimation": 3, "excitation": 4, "pipeline": 5,
-        "execution": 6, "sim": 7, "cli": 8, "ros": 8}
+DEPENDS_ON = {
+    "errors": (),
+    "robot": ("errors",),
+    "data": ("errors",),
+    "dynamics": ("robot",),
+    "estimation": ("dynamics", "data"),
+    "excitation": ("dynamics",),
+    "execution": ("excitation",),
+    "sim": ("execution", "data"),
+    "identification": ("estimation",),
+    "reporting": ("identification",),
+    "variants": ("reporting",),
+    "workflow": ("variants",),
+    "fleet": ("workflow",),
+    "studies": ("workflow", "sim"),
+    "cli": ("fleet", "studies"),
+    "ros": ("fleet", "studies"),
+}
+"""The rooms each room builds on directly (README, Architecture)."""
+
+
+def _reachable(room: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(DEPENDS_ON[room])
+    while todo:
+        below = todo.pop()
+        if below not in seen:
+            seen.add(below)
+            todo += DEPENDS_ON[below]
+    return seen
+
+
+BELOW = {room: _reachable(room) for room in DEPENDS_ON}
+"""Every room a room may import (what :data:`DEPENDS_ON` reaches)."""
 ROS_MODULES = ("rclpy", "rcl_interfaces", "rosidl_", "rmw", "std_msgs", "std_srvs", "sensor_msgs", "trajectory_msgs",
                "control_msgs", "builtin_interfaces", "action_msgs", "launch", "launch_ros", "ament_index_python",
                "rosgraph_msgs", "geometry_msgs", "unique_identifier_msgs", "type_description_interfaces")
@@ -64,20 +99,34 @@ def _type_checking_only(path: Path) -> set[int]:
 
 
 def test_every_module_is_in_a_room():
-    outside = [m for m in MODULES if m.count(".") >= 1 and _room(m) not in RANK]
+    outside = [m for m in MODULES if m.count(".") >= 1 and _room(m) not in DEPENDS_ON]
     assert not outside, f"modules outside the rooms: {outside}"
-    assert {m for m in MODULES if m.count(".") == 1 and _room(m) not in RANK} == set()
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m) in RANK))
+def test_the_rooms_form_no_cycle():
+    assert all(room not in BELOW[room] for room in DEPENDS_ON), "a room reaches itself through DEPENDS_ON"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m) in DEPENDS_ON))
 def test_dependencies_point_down(module):
     room = _room(module)
     for imported, node, _ in _imports(MODULES[module]):
         target = _room(imported)
         if target is None or target == room:
             continue
-        assert RANK[target] < RANK[room], (f"{module} (room {room}) imports {imported} (room {target}) at line "
-                                           f"{node.lineno}: a room imports only the rooms below it")
+        assert target in BELOW[room], (f"{module} (room {room}) imports {imported} (room {target}) at line "
+                                       f"{node.lineno}: {room} builds on {', '.join(sorted(BELOW[room]))} only")
+
+
+@pytest.mark.parametrize("room", sorted(r for r in DEPENDS_ON if (PACKAGE / r).is_dir()))
+def test_each_room_names_its_modules(room):
+    """A room's ``__init__`` docstring is its table of contents: every module of the room is named there as
+    ``:mod:`.module```, and nothing that is not there."""
+    docstring = ast.get_docstring(ast.parse((PACKAGE / room / "__init__.py").read_text())) or ""
+    named = set(re.findall(r":mod:`\.([a-z_0-9]+)`", docstring))
+    modules = {p.stem for p in (PACKAGE / room).glob("*.py") if p.stem not in ("__init__", "__main__")}
+    assert modules - named == set(), f"{room}/__init__.py does not name {sorted(modules - named)}"
+    assert named - modules == set(), f"{room}/__init__.py names modules it does not hold: {sorted(named - modules)}"
 
 
 def test_no_import_cycle():
@@ -125,7 +174,7 @@ def test_no_function_level_import_of_the_package_without_a_reason():
 def test_no_private_name_is_imported_across_modules():
     root = PACKAGE.parent
     offenders = []
-    for path in [*PACKAGE.rglob("*.py"), *(root / "test").glob("*.py"), *(root / "benchmarks").glob("*.py")]:
+    for path in [*PACKAGE.rglob("*.py"), *(root / "test").rglob("*.py"), *(root / "benchmarks").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dynid_ros"):
                 offenders += [f"{path.relative_to(root)}:{node.lineno} {a.name}" for a in node.names

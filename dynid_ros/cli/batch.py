@@ -1,4 +1,4 @@
-"""``dynid batch``: one identification per bag on a Dask cluster, with a summary (:mod:`dynid_ros.pipeline.batch`)."""
+"""``dynid batch``: one identification per bag on a Dask cluster, with a summary (:mod:`dynid_ros.fleet.batch`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from dynid_ros.cli.common import add_model_arguments, add_xacro_argument, joint_list
 from dynid_ros.errors import ConfigError
-from dynid_ros.pipeline.batch import SUMMARY_CSV, SUMMARY_JSON, plan_batch, run_batch, summary, write_summary
-from dynid_ros.pipeline.options import METHODS, identification_options
+from dynid_ros.fleet.batch import SUMMARY_CSV, SUMMARY_JSON, plan_batch, run_batch, summary, write_summary
+from dynid_ros.identification.options import METHODS, identification_options
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import share_path
 

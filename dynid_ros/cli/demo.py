@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dynid_ros.errors import ConfigError
 from dynid_ros.robot.resources import ROBOTS
-from dynid_ros.sim.demo import run_demo, user_robot
+from dynid_ros.studies.demo import run_demo, user_robot
 
 NAME = "demo"
 HELP = "simulate, excite, record, identify and validate a robot (embedded, or --urdf); write a report"

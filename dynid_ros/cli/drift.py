@@ -1,5 +1,5 @@
 """``dynid drift``: one robot's parameters across runs, and what moved beyond its uncertainty
-(:mod:`dynid_ros.pipeline.drift`)."""
+(:mod:`dynid_ros.fleet.drift`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from dynid_ros.data.output_paths import DRIFT
-from dynid_ros.pipeline.drift import DEFAULT_K, drift, drift_dict
-from dynid_ros.pipeline.drift_plots import plot_drift
-from dynid_ros.pipeline.results import atomic_directory
+from dynid_ros.fleet.drift import DEFAULT_K, drift, drift_dict
+from dynid_ros.fleet.drift_plots import plot_drift
+from dynid_ros.reporting.result_directory import atomic_directory
 
 NAME = "drift"
 HELP = "compare identification results of one robot over time and flag parameters that moved"

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
 from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.gains_file import is_gains_file, write_gains
 from dynid_ros.data.output_paths import check_output_file
 from dynid_ros.dynamics.feasibility import SOLVERS
-from dynid_ros.pipeline.gains import estimate_gains, is_gains_file, write_gains
-from dynid_ros.pipeline.identify import identified_model
-from dynid_ros.pipeline.options import identification_options
-from dynid_ros.pipeline.timing import StageTimer
+from dynid_ros.identification.identify import identified_model
+from dynid_ros.identification.options import identification_options
+from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.config import config_section
+from dynid_ros.variants.gains import estimate_gains
 
 NAME = "gains"
 HELP = "estimate per-joint drive gains (torque = k * effort) from runs without and with a known payload"
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     timer = StageTimer()
     model, _ = identified_model(unloaded, options, timer, urdf=args.urdf, dh=args.dh, xacro_args=args.xacro_arg)
     result = estimate_gains(unloaded, loaded, model, args.payload_link, args.payload_mass, args.payload_com, options)
-    write_gains(result, Path(out))
+    write_gains(result.to_dict(), Path(out))
     print("effort scale (torque = k * effort): " + ", ".join(
         f"{name} {k:.4f}" for name, k in zip(result.joints, result.fit.gains)))
     print(f"wrote {args.out}")

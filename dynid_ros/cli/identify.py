@@ -6,29 +6,11 @@ import argparse
 from pathlib import Path
 
 from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
-from dynid_ros.data.bag_io import read_joint_states
-from dynid_ros.data.output_paths import PAYLOAD, RESULT, check_output
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
-from dynid_ros.estimation.inertia_stack import read_mass_matrix_csv
-from dynid_ros.estimation.torque_signs import SignSearchOptions
-from dynid_ros.pipeline.abs_effort import identify_abs_effort_bag
-from dynid_ros.pipeline.config_robot import coupled_model as config_coupled_model
-from dynid_ros.pipeline.config_robot import identify_frames_config
-from dynid_ros.pipeline.frames_identification import FRAMES_FILE, load_frames_result, read_motor_states
-from dynid_ros.pipeline.identification_report import HTML_FILE
-from dynid_ros.pipeline.identify import identify_bag
-from dynid_ros.pipeline.mass_matrix import identify_from_mass_matrix
-from dynid_ros.pipeline.options import METHODS, IdentificationOptions, identification_options
-from dynid_ros.pipeline.payload_identification import identify_frames_payload, identify_payload, write_payload
-from dynid_ros.pipeline.provenance import provenance
-from dynid_ros.pipeline.results import load_parameters, write_result
-from dynid_ros.pipeline.timing import StageTimer
-from dynid_ros.robot.config import config_section, load_config
-from dynid_ros.robot.frames import frames_section
-from dynid_ros.robot.mjcf_writer import urdf_omits
-from dynid_ros.robot.model import RobotModel, load_model
-from dynid_ros.robot.parameters import parse_friction
+from dynid_ros.identification.options import METHODS
+from dynid_ros.workflow.identify_run import RunInputs, identify_into
+from dynid_ros.workflow.payload_run import PayloadInputs, identify_payload_into
 
 NAME = "identify"
 METHOD_HELP = ("estimator (default fbpe): ols = ordinary least squares (Sousa & Cortesão 2014 eq. 60); wls = weighted "
@@ -90,12 +72,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "never an existing directory of anything else, nor one holding the bag or URDF")
 
 
-def options_from_args(args: argparse.Namespace) -> IdentificationOptions:
-    """Identification options: CLI flags over the config file over the defaults (one builder for the CLI and
-    the node: :func:`dynid_ros.pipeline.options.identification_options`)."""
-    return identification_options(config_section(args.config, "identification"), vars(args))
-
-
 def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``--method pbpr`` (the rest, e.g. CoM regions, in the config's ``pbpr:`` mapping)."""
     parser.add_argument("--pbpr-objective", choices=("torque", "coefficients"), default=None,
@@ -108,71 +84,16 @@ def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.payload_link or args.reference:
         return _identify_payload(args)
-    config = load_config(args.config)
-    if frames_section(config) is not None:
-        return _identify_frames(args, config)
-    if not (args.urdf or args.dh):
-        raise ConfigError("give the robot: --urdf or --dh (or --payload-link with --reference, or a config with "
-                          "robot.frames)")
-    options = options_from_args(args)
-    inputs = (args.bag, args.urdf, args.dh, args.config, args.mass_matrix, args.effort_scale_file)
-    check_output(args.out, RESULT, inputs)  # before any work
-    timer = StageTimer()
-    if args.beam is not None and not args.abs_effort:
-        raise ConfigError("--beam applies to --abs-effort only")
-    if args.mass_matrix:
-        result = _identify_mass_matrix(args, options, timer)
-    elif args.abs_effort:  # the bag streamed (a cutoff chosen on the data: in memory)
-        result = _identify_abs_effort(args, options, timer)
-    else:  # the bag streamed (sigmoid friction: in memory); the node runs the same
-        result = identify_bag(args.bag, options, urdf=args.urdf, dh=args.dh, timer=timer, xacro_args=args.xacro_arg,
-                              model=coupled_model(args, options, timer), gains_file=args.effort_scale_file)
-    with timer.stage("write"):
-        sources = {"bag": args.bag, "urdf": args.urdf, "dh": args.dh, "config": args.config,
-                   "mass_matrix": args.mass_matrix}
-        warnings = write_result(result, Path(args.out), inputs,
-                                provenance(result.options, sources, result.model.urdf_xml,
-                                           getattr(args, "argv", None)))
-    for warning in result.warnings + [w for w in warnings if w not in result.warnings]:
+    inputs = RunInputs(bag=_path(args.bag), mass_matrix=_path(args.mass_matrix), urdf=_path(args.urdf),
+                       dh=_path(args.dh), config=_path(args.config), xacro_args=tuple(args.xacro_arg or ()),
+                       effort_scale_file=_path(args.effort_scale_file), abs_effort=args.abs_effort, beam=args.beam)
+    run_ = identify_into(args.out, inputs, vars(args), argv=getattr(args, "argv", None))
+    for note in run_.notes:
+        print(f"note: {note}")
+    for warning in run_.warnings:
         print(f"warning: {warning}")
-    masses = [result.delta[result.layout.link_slice(k)][0] for k in range(len(result.layout.links))]
-    print(f"{result.options.method} ({result.options.consistency}, {result.options.solver}): "
-          f"status {result.solver_status}, feasible {result.feasible}")
-    print(f"{result.base.n_base} base parameters from {result.n_samples} samples; relative error "
-          f"{100 * result.relative_error:.2f} % (identification window); total mass {sum(masses):.2f} kg")
-    for name, m in result.model.following().items():
-        print(f"{name} follows {m['leader']} (mimic, multiplier {m['multiplier']:g}, offset {m['offset']:g}): its link "
-              f"is identified through {m['leader']}'s torque, no friction or armature of its own")
-    omitted = sorted({term for terms in urdf_omits(result.layout, result.delta, result.friction_sigmoid).values()
-                      for term in terms})
-    if omitted and result.model.urdf_xml is not None:
-        print(f"identified.urdf holds the inertials and <dynamics damping friction>; it cannot hold the "
-              f"{', '.join(omitted)} (report.json urdf_omits, parameters.yaml; identified.xml holds the armature)")
-    print("timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()))
-    print(f"wrote {args.out}/ (readable report: {Path(args.out) / HTML_FILE})")
-    return 0
-
-
-def _identify_frames(args: argparse.Namespace, config: dict) -> int:
-    """A robot described by frames in ``--config`` (no URDF; Wang et al. 2019): the bag may be a CSV."""
-    if args.urdf or args.dh or args.mass_matrix or args.abs_effort:
-        raise ConfigError(f"{args.config}: the robot is its frames (robot.frames): no --urdf, --dh, --mass-matrix or "
-                          "--abs-effort")
-    fit = identify_frames_config(config, str(args.config), args.bag, args.out, args.topic, args.solver)
-    robot = fit.robot
-    for warning in fit.warnings:
-        print(f"note: {warning}")
-    print(f"frames robot ({len(robot.model.links)} bodies with inertia, {len(fit.terms)} per-frame terms): status "
-          f"{fit.status}, feasible {fit.feasible}, {fit.base_count} base parameters, {fit.n_samples} samples")
-    print("relative error per motor % (identification): "
-          + ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint))
-    delays = fit.processing.get("effort_delay_s")
-    if isinstance(delays, list):
-        print("effort delays per motor [ms]: " + ", ".join(f"{1e3 * d:.0f}" for d in delays))
-    springs = [f"{name} {value:.6g}" for name, value in fit.terms.items() if name.endswith(".K")]
-    if springs:
-        print("spring constants: " + ", ".join(springs))
-    print(f"wrote {args.out}/")
+    for line in run_.lines:
+        print(line)
     return 0
 
 
@@ -184,58 +105,15 @@ def _identify_payload(args: argparse.Namespace) -> int:
                                       ("--abs-effort", args.abs_effort)) if value]
     if given or not args.bag:
         raise ConfigError(f"--payload-link takes the robot from --reference and a --bag; not {', '.join(given)}")
-    check_output(args.out, PAYLOAD, (args.bag, args.reference))
-    if (Path(args.reference) / FRAMES_FILE).is_file():  # a frames robot (robot.frames; the bag may be a CSV)
-        _, config, _ = load_frames_result(Path(args.reference))
-        series = read_motor_states(args.bag, config, args.topic or "/joint_states").window(args.start, args.end)
-        result = identify_frames_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel")
-    else:
-        parameters = load_parameters(Path(args.reference))
-        series = read_joint_states(args.bag, topic=args.topic or parameters["options"].get("topic") or "/joint_states")
-        result = identify_payload(series, Path(args.reference), args.payload_link, args.solver or "clarabel",
-                                  args.start, args.end)
-    write_payload(result, Path(args.out), (args.bag, args.reference))
+    result, lines = identify_payload_into(args.out, PayloadInputs(
+        Path(args.bag), Path(args.reference), args.payload_link, topic=args.topic, start=args.start, end=args.end,
+        solver=args.solver or "clarabel"))
     for warning in result.warnings:
         print(f"warning: {warning}")
-    for fit in (result.lmi, result.manifold):
-        print(f"{fit.solver}: mass {fit.mass:.4g} kg, CoM [{', '.join(f'{v:.4g}' for v in fit.com)}] m in "
-              f"{result.link}'s frame; {fit.iterations} iterations, {fit.seconds:.3f} s, status {fit.status}")
-    print(f"wrote {args.out}/")
+    for line in lines:
+        print(line)
     return 0
 
 
-def coupled_model(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer
-                  ) -> RobotModel | None:
-    """With a ``coupling:`` section in ``--config``: the ``--urdf``/``--dh`` model of the coupled joints in motor
-    coordinates (:mod:`dynid_ros.robot.coupling`); None otherwise (the model follows from the data)."""
-    with timer.stage("model"):
-        return config_coupled_model(load_config(args.config), str(args.config), options.joints, args.urdf, args.dh,
-                                    args.xacro_arg)
-
-
-def _identify_mass_matrix(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):
-    """``--mass-matrix FILE``: friction off (M and g have none), armature only when asked for."""
-
-    if args.abs_effort:
-        raise ConfigError("--abs-effort applies to a bag, not to --mass-matrix")
-    if parse_friction(args.friction):
-        raise ConfigError("--mass-matrix: M(q) and g(q) contain no friction; use --friction none")
-    options.friction, options.armature = (), bool(args.armature)
-    with timer.stage("model"):
-        model = load_model(urdf=args.urdf, dh=args.dh, joints=options.joints, xacro_args=args.xacro_arg)
-    with timer.stage("read_mass_matrix"):
-        samples = read_mass_matrix_csv(args.mass_matrix, model.n_dof)
-    result = identify_from_mass_matrix(samples, options, model=model, timer=timer)
-    print(f"M(q), g(q) at {samples.q.shape[0]} configurations: rank {result.processing['rank']} "
-          f"(dropped: {', '.join(result.processing['dropped_elements']) or 'none'})")
-    return result
-
-
-def _identify_abs_effort(args: argparse.Namespace, options: IdentificationOptions, timer: StageTimer):
-    """``--abs-effort [--beam W]``: torque signs by the tree search, then the usual identification."""
-
-    search = SignSearchOptions() if args.beam is None else SignSearchOptions(beam=args.beam)
-    result, signs = identify_abs_effort_bag(args.bag, options, search, urdf=args.urdf, dh=args.dh, timer=timer,
-                                            xacro_args=args.xacro_arg, gains_file=args.effort_scale_file)
-    print(f"torque signs: {signs.summary()}")
-    return result
+def _path(value: str | None) -> Path | None:
+    return None if value is None else Path(value)

@@ -10,9 +10,9 @@ from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.output_paths import BODY, check_output
 from dynid_ros.data.wrench_io import read_wrenches
 from dynid_ros.dynamics.feasibility import SOLVERS
-from dynid_ros.pipeline.body_identification import identify_body, write_body
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.model import load_model
+from dynid_ros.variants.body_identification import identify_body, write_body
 
 NAME = "identify-body"
 HELP = "identify the rigid body beyond a 6-axis force/torque sensor from its wrenches and the joint states"

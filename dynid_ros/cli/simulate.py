@@ -16,7 +16,7 @@ from dynid_ros.data.wrench_io import WRENCH_TOPIC, write_joint_states_and_wrench
 from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
-from dynid_ros.pipeline.results import atomic_directory
+from dynid_ros.reporting.result_directory import atomic_directory
 from dynid_ros.robot.config import config_section
 from dynid_ros.sim import Simulator, simulate_profile
 

@@ -8,7 +8,11 @@ from pathlib import Path
 
 from dynid_ros.data.bag_stream import scan_joint_states
 from dynid_ros.data.output_paths import check_output_file, is_validation_report
-from dynid_ros.pipeline.frames_identification import (
+from dynid_ros.identification.provenance import provenance
+from dynid_ros.reporting.report_html import is_own_html
+from dynid_ros.reporting.result_directory import load_parameters
+from dynid_ros.reporting.validate import html_path, validate_bag, write_report
+from dynid_ros.variants.frames_identification import (
     FRAMES_FILE,
     frames_data,
     frames_data_scan,
@@ -17,10 +21,6 @@ from dynid_ros.pipeline.frames_identification import (
     load_frames_result,
     read_motor_states,
 )
-from dynid_ros.pipeline.provenance import provenance
-from dynid_ros.pipeline.report_html import is_own_html
-from dynid_ros.pipeline.results import load_parameters
-from dynid_ros.pipeline.validate import html_path, validate_bag, write_report
 
 NAME = "validate"
 HELP = "compare an identified model's torque prediction with recorded effort"

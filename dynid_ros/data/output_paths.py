@@ -3,7 +3,7 @@
 Every directory dynid writes (an identification result, a demo, a simulated bag, a ground truth)
 holds a marker file :data:`MARKER` naming its kind. An output path that exists is refused unless it
 is dynid's own earlier output of the same kind (:func:`check_output`); then it is rewritten
-atomically (:func:`dynid_ros.pipeline.results.atomic_directory`). An output never equals or contains an
+atomically (:func:`dynid_ros.reporting.result_directory.atomic_directory`). An output never equals or contains an
 input, nor lies inside an input directory (a bag). A refused path is left untouched.
 """
 

@@ -77,7 +77,7 @@ class ProcessingOptions:
             derived from the excitation's bandwidth (measured on the data's first ``BANDWIDTH_WINDOW_S`` seconds)
             and the sample rate, the decimation with it (:mod:`dynid_ros.data.bandwidth`); ``"auto"``
             (:data:`CUTOFF_AUTO`): chosen by the identification by time-blocked cross-validation
-            (:mod:`dynid_ros.pipeline.cutoff_selection`; the whole window in memory). Either way the number used
+            (:mod:`dynid_ros.identification.cutoff_selection`; the whole window in memory). Either way the number used
             is stored (``cutoff_hz``, ``decimate_hz``) with how it was found (``cutoff_choice``).
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered) or "differentiate" (the

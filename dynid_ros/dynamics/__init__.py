@@ -3,7 +3,7 @@
 - :mod:`.regressor`: ``tau = W(q, q', q'') delta`` with friction and armature columns (pinocchio), its compiled
   kernel :mod:`.regressor_kernel` (numba; NumPy fallback); :mod:`.frame_terms`: per-frame terms of a frames robot;
 - :mod:`.base_parameters`: the identifiable combinations ``beta = K delta`` (Sousa & Cortesão 2014 sec. 4),
-  cached on disk by :mod:`.base_parameter_cache`;
+  cached on disk by :mod:`.base_parameter_cache`; :mod:`.row_chunks`: a tall regression matrix given chunk by chunk;
 - :mod:`.feasibility`: the LMIs of physical and full consistency (Sousa & Cortesão 2014 eq. 17;
   Traversaro et al. 2016) and the feasible correction of base parameters;
 - :mod:`.bounds`: the ``bounds:`` mapping (total mass, per-term ranges).

@@ -4,7 +4,11 @@
 - :mod:`.prior`: the CAD (nominal URDF) prior and link realism;
 - :mod:`.identifiability`: which base parameters the data determine; :mod:`.residual_model`: how much
   information correlated residuals carry (and the noise floor);
-- :mod:`.fit_quality`: relative error (Sousa & Cortesão 2014 eq. 84);
+- :mod:`.fit_quality`: relative error (Sousa & Cortesão 2014 eq. 84); :mod:`.residual_structure`: per-joint fit
+  diagnostics (noise, or a torque the model lacks?); :mod:`.model_error`: what a joint's data are worth when its
+  misfit is model error;
+- :mod:`.unmodelled_load`: a tool or payload the URDF lacks, as an extra body; :mod:`.position_torque`: a per-joint
+  position-dependent torque (a spring, a cable);
 - :mod:`.penalty_retrieval`: Gaz et al. 2019 Alg. 1; :mod:`.torque_signs`: the sign search of Pennese et
   al. 2021 Alg. 1; :mod:`.sigmoid_friction`: Gaz et al. 2019 eq. 25; :mod:`.inertia_stack`: the M(q), g(q)
   stack (Gaz et al. 2019 eq. 17-21);

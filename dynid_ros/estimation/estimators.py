@@ -452,7 +452,7 @@ def _checked_inputs(w_b, tau, K, layout: ParameterLayout, weights, attached, sol
     return w_b, tau, K, attached
 
 
-def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, consistency: str = "full",
+def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, *, consistency: str = "full",
          bounds: Bounds | None = None, weights: np.ndarray | None = None, solver: str = "clarabel",
          prior: Prior | np.ndarray | None = None, eps: float | None = None,
          attached: np.ndarray | None = None, fixed: dict[int, float] | None = None,

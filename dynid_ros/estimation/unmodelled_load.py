@@ -6,8 +6,8 @@ load a wide prior with mean 0 (its mass from 0, not from the URDF). With both Ga
 is that of the link with the prior covariance ``Sigma_L + Sigma_load`` (:func:`with_extra_body`), and the load's
 share of the estimate is the conditional mean ``Sigma_load (Sigma_L + Sigma_load)^-1 (delta_sum - mean_L)``
 (:func:`split_extra_body`). When the load is not significant (:data:`SIGNIFICANT`), the identification is run
-again with the links' own prior (:func:`dynid_ros.pipeline.identify.identify`): an arm without a tool is identified
-exactly as before. Without it, a tool the URDF lacks is absorbed into whichever links explain its
+again with the links' own prior (:func:`dynid_ros.identification.identify.identify`): an arm without a tool is
+identified exactly as before. Without it, a tool the URDF lacks is absorbed into whichever links explain its
 torque best (Gaz et al. 2019 and Wang et al. 2019 identify a payload the same way: as a body of its own).
 
 The load's prior: mass std :data:`LOAD_MASS_SHARE` of the arm's nominal mass; first moments ``sigma_m l`` and second

@@ -5,7 +5,7 @@ trajectory is optimized on the identified model's own regressor).
 
 The base columns are picked left to right (links first, then the per-frame terms) by a pivot-free rank test at
 random states inside the excitation's position limits (:data:`dynid_ros.dynamics.base_parameters.RANK_TOLERANCE`
-on unit-norm columns), as :func:`dynid_ros.pipeline.frames_identification.base_count` counts them. The config's
+on unit-norm columns), as :func:`dynid_ros.variants.frames_identification.base_count` counts them. The config's
 ``excitation: exclude_frames: [...]`` leaves out the inertia of frames that move almost as others (Wang et al. 2019
 section VI-A optimize the PSM's trajectory without its parallelogram links 5 and 7, which follow links 4 and 6
 closely: with them the condition number of every trajectory is large); the identification still fits them.

@@ -6,7 +6,8 @@ FollowJointTrajectory protocol. ROS-free (the nodes in :mod:`dynid_ros.ros` wire
 - :mod:`.trajectory_execution`, :mod:`.excitation_supervisor`: the excitation run's states, its start / wait /
   supervise / abort logic; :mod:`.joint_state_cache`: live joint states merged by name, with their age;
 - :mod:`.orchestration`: record -> excite -> stop -> identify, step by step;
-- :mod:`.trajectory_reference`: the quintic reference a controller follows;
+- :mod:`.trajectory_reference`: the quintic reference a controller follows; :mod:`.stream_clock`: the profile time
+  of each command of a position stream;
 - :mod:`.follow_joint_trajectory`: goals, tolerances and results of ``control_msgs/FollowJointTrajectory``.
 
 Imports :mod:`dynid_ros.excitation` and the rooms below it.

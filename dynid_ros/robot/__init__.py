@@ -8,7 +8,8 @@
 - :mod:`.urdf_writer`: the identified URDF; :mod:`.mjcf_writer`: the identified MJCF (``identified.xml``);
 - :mod:`.coupling`: motor-to-joint couplings (recordings in motor coordinates); :mod:`.frames`: robots
   described by DH frames in their config (closed chains, springs, counterweights; Wang et al. 2019);
-- :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``);
+- :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``); :mod:`.robot_defaults`: the sections a config
+  would hold, derived from a URDF, for a robot without one;
 - :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``).
 
 Imports only :mod:`dynid_ros.errors`.

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -203,7 +204,8 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
                joints: list[str] | tuple[str, ...] | None = None,
                available: list[str] | None = None,
                xacro_args: dict[str, str] | list[str] | None = None,
-               urdf_text: str | None = None, locked_at: dict[str, float] | None = None) -> RobotModel:
+               urdf_text: str | None = None,
+               locked_at: dict[str, float] | Callable[[list[str]], dict[str, float]] | None = None) -> RobotModel:
     """Load a robot from a URDF/xacro file, URDF text or a DH YAML file.
 
     Args:
@@ -216,8 +218,9 @@ def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
         xacro_args: ``name:=value`` arguments (or a mapping) of a ``.urdf.xacro``.
         urdf_text: the URDF itself (e.g. a ``robot_description``) instead of a file; ``urdf``, if given
             too, names it in messages.
-        locked_at: ``{joint: position}`` where the data hold the joints that are locked (not identified);
-            a locked joint not in it is locked at neutral (0), a locked mimic follower with its leader.
+        locked_at: ``{joint: position}`` where the data hold the joints that are locked (not identified), or a
+            function of the locked joints' names that returns it (so the data are read only when some joint is
+            locked); a locked joint not in it is locked at neutral (0), a locked mimic follower with its leader.
     """
     if (urdf is not None or urdf_text is not None) == (dh is not None):
         raise ConfigError("give exactly one robot description: --urdf or --dh")
@@ -349,7 +352,7 @@ def _unique_frame_names(full: pin.Model, locked: list[str]) -> pin.Model:
 
 def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, available: list[str] | None,
             path: Path, xml: str | None, mimic: dict[str, Mimic],
-            locked_at: dict[str, float] | None = None) -> RobotModel:
+            locked_at: dict[str, float] | Callable[[list[str]], dict[str, float]] | None = None) -> RobotModel:
     movable = movable_joint_names(full)
     unsupported = [full.names[j] for j in range(1, full.njoints) if full.joints[j].nv not in (0, 1)]
     if unsupported:
@@ -359,6 +362,8 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
     selected = _select(movable, followers, end_effector, joints, available, path)
     following = _following(followers, selected, path)
     locked = [j for j in movable if j not in selected and j not in following]
+    if callable(locked_at):
+        locked_at = locked_at(locked) if locked else None
     positions = _locked_positions(locked, followers, locked_at or {})
     if locked:
         ends = any(j in end_effector or j in followers for j in locked)

@@ -3,7 +3,13 @@
 ``sim_node`` (the embedded MuJoCo robot), ``excitation_node`` (moves the robot along an excitation),
 ``recorder_node`` (crash-safe rosbag2 recording), ``identification_node`` (bag -> feasible parameters ->
 URDF) and ``orchestrator_node`` (record -> excite -> stop -> identify without manual service calls).
-Each module has ``PARAMETERS`` (its parameter schema) and ``main(args=None)``.
+Each node module has ``PARAMETERS`` (its parameter schema) and ``main(args=None)``:
+
+- :mod:`.sim_node`, :mod:`.excitation_node`, :mod:`.recorder_node`, :mod:`.identification_node`,
+  :mod:`.orchestrator_node`: the nodes;
+- :mod:`.controller_links`: ``excitation_node``'s transports to a controller (action, topic, stream);
+- :mod:`.common`: what every node shares (parameter schema, defaults from the robot config, ``main``);
+- :mod:`.launch_support`: helpers of the launch files in ``launch/``.
 """
 
 NODE_MODULES = ("sim_node", "excitation_node", "recorder_node", "identification_node", "orchestrator_node")

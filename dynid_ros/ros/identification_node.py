@@ -27,7 +27,7 @@ Publishes (std_msgs/String, reliable, transient local, depth 1):
     ``~/status``: JSON ``{"state": idle|running|done|failed, "message", "output_dir"}``.
 
 A robot the config describes beyond a URDF is identified by the same entry as ``dynid identify --config``
-(:mod:`dynid_ros.pipeline.config_robot`): with a ``coupling:`` section the bag is in motor coordinates and the
+(:mod:`dynid_ros.variants.config_robot`): with a ``coupling:`` section the bag is in motor coordinates and the
 URDF's joints are driven through the coupling; with ``robot: frames:`` no URDF is needed (``bag_path`` may then be a
 CSV at ``robot.csv_rate_hz``), ``output_dir`` gets ``frames_result.yaml``, ``~/report`` carries its content as JSON
 and no ``~/robot_description`` is published (a frames robot has no URDF).
@@ -49,13 +49,8 @@ from std_msgs.msg import String
 
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
-from dynid_ros.pipeline.config_robot import coupled_model, identify_frames_config
-from dynid_ros.pipeline.frames_identification import frames_result_dict
-from dynid_ros.pipeline.identify import identify_bag
-from dynid_ros.pipeline.options import IdentificationOptions, identification_options, parameter_overrides
-from dynid_ros.pipeline.results import REPORT_FILE, URDF_FILE, write_result
-from dynid_ros.pipeline.timing import StageTimer
-from dynid_ros.robot.config import config_section
+from dynid_ros.identification.options import parameter_overrides
+from dynid_ros.reporting.result_directory import REPORT_FILE, URDF_FILE
 from dynid_ros.robot.frames import frames_section
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
@@ -68,6 +63,8 @@ from dynid_ros.ros.common import (
     trigger_service,
     xacro_args,
 )
+from dynid_ros.variants.frames_identification import frames_result_dict
+from dynid_ros.workflow.identify_run import RunInputs, identify_into
 
 NAME = "identification_node"
 FINAL_ACK_TIMEOUT_S = 3.0
@@ -146,28 +143,13 @@ class IdentificationNode(Node):
             self._worker.start()
             return True, f"identification started from {bag}; results on ~/report and in {self.output_dir}"
 
-    def options(self) -> IdentificationOptions:
-        """The node's options: its parameters over the config's ``identification:`` section over the defaults,
-        built by the same code as ``dynid identify``'s (:func:`identification_options`)."""
-        config = config_section(self.params["_config_path"], "identification")
-        return identification_options(config, parameter_overrides(self.params))
-
     def _run(self, bag: Path, out: Path) -> None:
+        """One identification by ``dynid identify``'s entry (:func:`identify_into`), off the executor."""
+        inputs = RunInputs(bag=bag, urdf=self.urdf, config=self.params["_config_path"],
+                           xacro_args=tuple(xacro_args(self.params) or ()))
         try:
-            if self.frames:
-                self._run_frames(bag, out)
-                return
-            options = self.options()
-            timer = StageTimer()
-            with timer.stage("model"):  # a coupling: section: the URDF's joints driven by the bag's motors
-                model = coupled_model(self.params["_config"], str(self.params["_config_path"]), options.joints,
-                                      urdf=self.urdf, xacro_args=xacro_args(self.params))
-            # dynid identify --bag's entry: the bag streamed (or read whole where an option needs the whole series)
-            result = identify_bag(bag, options, urdf=self.urdf, model=model, timer=timer,
-                                  xacro_args=xacro_args(self.params))
-            with timer.stage("write"):
-                write_result(result, out, (bag, self.urdf))
-            report_text = (out / REPORT_FILE).read_text()  # exactly the file, timings included
+            run = identify_into(out, inputs, parameter_overrides(self.params), config=self.params["_config"])
+            report_text = (out / REPORT_FILE).read_text() if (out / REPORT_FILE).exists() else ""
             urdf_text = (out / URDF_FILE).read_text() if (out / URDF_FILE).exists() else ""
         except DynidError as err:
             self.get_logger().error(f"identification failed: {err}")
@@ -177,24 +159,18 @@ class IdentificationNode(Node):
             self.get_logger().error(f"identification failed unexpectedly: {type(err).__name__}: {err}")
             self._set_state("failed", f"{type(err).__name__}: {err}")
             return
-        self.description_pub.publish(String(data=urdf_text))
+        for warning in run.warnings:
+            self.get_logger().warning(warning)
+        if run.frames is not None and not report_text:  # a frames robot: its result file's content
+            report_text = json_message(frames_result_dict(run.frames, self.params["_config"],
+                                                          run.frames.processing)).data
+        if urdf_text:
+            self.description_pub.publish(String(data=urdf_text))
         self.report_pub.publish(String(data=report_text))
-        summary = (f"{result.options.method}: feasible {result.feasible}, relative error "
-                   f"{100 * result.relative_error:.2f} %, wrote {out}")
+        summary = run.summary()
         self.get_logger().info(summary)
         if self.params["update_robot_state_publisher"] and urdf_text:
             summary += "; " + self._update_robot_state_publisher(urdf_text)
-        self._set_state("done", summary)
-
-    def _run_frames(self, bag: Path, out: Path) -> None:
-        """A ``robot: frames:`` robot (no URDF): identified and written as ``dynid identify --config`` does."""
-        config = self.params["_config"]  # topic and solver as the CLI's --topic and --solver
-        fit = identify_frames_config(config, str(self.params["_config_path"]), bag, out,
-                                     self.params["topic"] or None, self.params["solver"] or None)
-        self.report_pub.publish(json_message(frames_result_dict(fit, config, fit.processing)))
-        errors = ", ".join(f"{100 * e:.1f}" for e in fit.relative_error_per_joint)
-        summary = f"frames robot: feasible {fit.feasible}, relative error per motor {errors} %, wrote {out}"
-        self.get_logger().info(summary)
         self._set_state("done", summary)
 
     def _update_robot_state_publisher(self, urdf_text: str) -> str:

@@ -4,9 +4,15 @@ ROS-free. :class:`GroundTruth` perturbs a nominal URDF (inertials, friction, arm
 sensor noise and bias) and gives the true parameter vector; :class:`Simulator` steps MuJoCo at
 1 kHz under a nominal-model tracking controller and returns what a ros2_control robot publishes;
 :func:`simulate_profile` runs a whole reference offline into a
-:class:`~dynid_ros.data.joint_states.JointStateSeries`. Also: :mod:`.trajectory_controller` (the simulated
-joint trajectory controller sim_node serves), :mod:`.coupled_drive` (an arm driven through a motor coupling),
-:mod:`.demo` (``dynid demo``) and :mod:`.robustness` (cases where the truth is known).
+:class:`~dynid_ros.data.joint_states.JointStateSeries`.
+
+- :mod:`.ground_truth`, :mod:`.simulator`, :mod:`.controller`: the truth, the physics, the joint controller;
+- :mod:`.mujoco_model`: the URDF as a MuJoCo model; :mod:`.scaled_robot`: an arm scaled in size and mass;
+- :mod:`.trajectory_controller`: the simulated joint trajectory controller ``sim_node`` serves;
+- :mod:`.coupled_drive`: an arm driven through a motor coupling.
+
+Imports robot, data, dynamics and execution (the trajectory controller follows the execution's protocol); no
+identification.
 """
 
 from dynid_ros.sim.controller import Gains, TrackingController

@@ -1,0 +1,204 @@
+"""Fleet batches: one identification per bag, on a Dask distributed cluster (``dynid batch``).
+
+Why Dask distributed rather than Ray: both schedule Python functions on worker processes of one machine or many,
+with futures, ``as_completed`` and a client that attaches to a running cluster by address. For this job, bags of
+seconds to minutes of CPU each, independent, a few to a few hundred per night, the differences that matter are
+operational: ``distributed`` is pure Python, installs from PyPI as a small wheel set with no binary of its own
+(Ray ships a ~70 MB wheel per platform and Python version, with its own object store and dashboard processes), and
+its ``LocalCluster`` starts two worker processes in 1-2 s on this machine (Ray's local ``init`` takes several
+seconds and starts a GCS, a raylet and a dashboard). Dask's nannies also pin every worker's BLAS/OpenMP to one
+thread, so two workers on two cores do not oversubscribe. What Ray does better (actors, GPU scheduling, a shared
+object store for large arrays) this job does not use: a task takes a bag path and returns a small summary record.
+
+A task is :func:`run_job`: identify from the bag into its result directory as ``dynid identify`` does
+(:func:`dynid_ros.workflow.identify_run.identify_into`, the bag streamed), and return a summary record; it never
+raises for a bad bag (its error becomes the record's ``error``), so one failing bag never stops the others. Workers
+of an existing cluster (``--address``) need dynid_ros importable and the bags and URDF at the same paths (a shared
+file system).
+
+``DIR/summary.json``: ``{"bags": [record...], "n_ok", "n_failed", "workers", "address", "elapsed_s"}``; a record
+has ``bag``, ``result`` (its result directory), ``status`` (``ok`` or ``failed``), ``error``, ``relative_error``,
+``link_masses`` ({link: kg}), ``friction`` ({joint: {fv, fc, fo}}), ``time_s`` and ``stamp`` (the bag's first
+sample, seconds since the epoch). ``DIR/summary.csv``: the same, one row per bag, flattened
+(``mass.<link>``, ``<term>.<joint>``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dynid_ros.data.output_paths import BATCH, RESULT, check_output, mark
+from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.identification.options import IdentificationOptions
+from dynid_ros.robot.parameters import FRICTION_SYMBOLS
+from dynid_ros.workflow.identify_run import RunInputs, identify_into
+
+SUMMARY_JSON = "summary.json"
+SUMMARY_CSV = "summary.csv"
+SUMMARY_FRICTION = tuple(FRICTION_SYMBOLS.values())
+"""The linear friction terms a summary reports per joint (``fv``, ``fc``, ``fo``)."""
+
+
+@dataclass
+class BagJob:
+    """One bag of a batch: where it is, where its result goes, and the robot and options to identify it with."""
+
+    bag: str
+    out: str
+    urdf: str
+    options: IdentificationOptions
+    xacro_args: list[str] | None = None
+
+
+def run_job(job: BagJob) -> dict:
+    """Identify one bag into its result directory as ``dynid identify`` does
+    (:func:`~dynid_ros.workflow.identify_run.identify_into`); the summary record (module docstring). Never raises
+    for a problem of the bag or of the identification: the record says ``failed`` and why."""
+    start = time.perf_counter()
+    record = {"bag": job.bag, "result": job.out, "status": "failed", "error": None, "relative_error": None,
+              "link_masses": {}, "friction": {}, "time_s": None, "stamp": None}
+    try:
+        inputs = RunInputs(bag=Path(job.bag), urdf=Path(job.urdf), xacro_args=tuple(job.xacro_args or ()))
+        result = identify_into(job.out, inputs, options=job.options).result
+        record["stamp"] = result.recording_start_s
+        layout = result.layout
+        record["relative_error"] = float(result.relative_error)
+        record["link_masses"] = result.link_masses()
+        record["friction"] = {joint: {t: float(result.delta[layout.joint_index(j, t)])
+                                      for t in SUMMARY_FRICTION if t in layout.joint_terms}
+                              for j, joint in enumerate(layout.joints)}
+        record["status"] = "ok"
+    except DynidError as err:
+        record["error"] = str(err)
+    except Exception as err:  # noqa: BLE001 - any failure of one bag is reported and the batch goes on
+        last = traceback.extract_tb(err.__traceback__)[-1]
+        record["error"] = f"{type(err).__name__}: {err} ({Path(last.filename).name}:{last.lineno})"
+    record["time_s"] = time.perf_counter() - start
+    return record
+
+
+def result_directory_per_bag(bags: Sequence[str | Path], out: Path) -> list[Path]:
+    """One result directory per bag under ``out``, named after the bag (``_2``, ``_3`` ... for repeated names)."""
+    names: dict[str, int] = {}
+    dirs = []
+    for bag in bags:
+        stem = Path(bag).name.removesuffix(".mcap").removesuffix(".db3") or "bag"
+        names[stem] = names.get(stem, 0) + 1
+        dirs.append(out / (stem if names[stem] == 1 else f"{stem}_{names[stem]}"))
+    return dirs
+
+
+def plan_batch(bags: Sequence[str | Path], out: str | Path, urdf: str | Path, options: IdentificationOptions,
+               xacro_args: list[str] | None = None) -> list[BagJob]:
+    """The jobs of a batch, after refusing an ``out`` (or a result directory in it) that would lose data.
+
+    ``out`` must be new or an earlier batch; each result directory new or an earlier result."""
+    if not bags:
+        raise ConfigError("--bags: give at least one bag")
+    missing = [str(b) for b in bags if not Path(b).exists()]
+    if missing:
+        raise ConfigError(f"--bags: no such bag: {', '.join(missing)}")
+    inputs = [*map(str, bags), str(urdf)]
+    root = check_output(out, BATCH, inputs)
+    dirs = result_directory_per_bag(bags, root)
+    for directory in dirs:
+        check_output(directory, RESULT, inputs, flag="result directory")
+    root.mkdir(parents=True, exist_ok=True)
+    mark(root, BATCH)
+    return [BagJob(str(Path(b).resolve()), str(d), str(Path(urdf).resolve()), options, xacro_args)
+            for b, d in zip(bags, dirs)]
+
+
+def run_batch(jobs: list[BagJob], workers: int | None = None, address: str | None = None,
+              on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """Run ``jobs`` on a Dask cluster: a new local one with ``workers`` single-threaded worker processes, or the
+    running one at ``address``; records in the order of ``jobs``. ``on_done`` is called as each bag finishes."""
+    from dask.distributed import Client, LocalCluster, as_completed  # heavy optional dependency (extra 'fleet')
+
+    if address:
+        try:
+            client = Client(address, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as err:
+            raise connect_error(address, err) from err
+        cluster = None
+    else:
+        n = max(1, workers or min(len(jobs), os.cpu_count() or 1))
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+        client = Client(cluster)
+    records: dict[int, dict] = {}
+    try:
+        futures = {client.submit(run_job, job, pure=False, key=f"dynid-bag-{i}-{time.time_ns()}"): i
+                   for i, job in enumerate(jobs)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                records[i] = future.result()
+            except Exception as err:  # noqa: BLE001 - a lost worker fails its bag, not the batch
+                records[i] = {"bag": jobs[i].bag, "result": jobs[i].out, "status": "failed",
+                              "error": f"{type(err).__name__}: {err}", "relative_error": None, "link_masses": {},
+                              "friction": {}, "time_s": None, "stamp": None}
+            if on_done is not None:
+                on_done(records[i])
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return [records[i] for i in range(len(jobs))]
+
+
+def connect_error(address: str, err: Exception) -> ConfigError:
+    """The one-line error of an unreachable ``--address``."""
+    return ConfigError(f"--address {address}: no Dask scheduler reachable there ({type(err).__name__}: {err})")
+
+
+def summary(records: list[dict], workers: int | None, address: str | None, elapsed_s: float,
+            options: IdentificationOptions) -> dict:
+    """The ``summary.json`` content (module docstring)."""
+    n_ok = sum(r["status"] == "ok" for r in records)
+    return {"bags": records, "n_ok": n_ok, "n_failed": len(records) - n_ok, "workers": workers, "address": address,
+            "elapsed_s": elapsed_s, "options": {k: v for k, v in asdict(options).items() if k != "pbpr"}}
+
+
+def csv_text(records: list[dict]) -> str:
+    """``summary.csv``: one row per bag, the nested fields flattened (module docstring)."""
+    masses = sorted({link for r in records for link in r["link_masses"]}, key=_first_seen(records, "link_masses"))
+    joints = sorted({j for r in records for j in r["friction"]}, key=_first_seen(records, "friction"))
+    columns = ["bag", "status", "relative_error", "time_s", *(f"mass.{link}" for link in masses),
+               *(f"{t}.{j}" for j in joints for t in SUMMARY_FRICTION), "result", "error"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        row = {k: r.get(k) for k in ("bag", "status", "relative_error", "time_s", "result", "error")}
+        row.update({f"mass.{link}": m for link, m in r["link_masses"].items()})
+        row.update({f"{t}.{j}": v for j, terms in r["friction"].items() for t, v in terms.items()})
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def _first_seen(records: list[dict], field: str) -> Callable[[str], int]:
+    order: dict[str, int] = {}
+    for r in records:
+        for name in r[field]:
+            order.setdefault(name, len(order))
+    return order.__getitem__
+
+
+def write_summary(out: Path, content: dict) -> None:
+    """Write ``summary.json`` and ``summary.csv`` into ``out`` (made by :func:`plan_batch`), each atomically."""
+    for name, text in ((SUMMARY_JSON, json.dumps(content, indent=2) + "\n"), (SUMMARY_CSV,
+                                                                                csv_text(content["bags"]))):
+        with tempfile.NamedTemporaryFile("w", dir=out, prefix=f".{name}.", delete=False) as tmp:
+            tmp.write(text)
+        os.replace(tmp.name, out / name)

@@ -1,0 +1,61 @@
+"""What an identification found: :class:`IdentificationResult` (written by
+:mod:`dynid_ros.reporting.result_directory`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dynid_ros.dynamics.base_parameters import BaseParameters
+from dynid_ros.identification.fit_series import FitSeries
+from dynid_ros.identification.options import IdentificationOptions
+from dynid_ros.robot.model import RobotModel
+from dynid_ros.robot.parameters import ParameterLayout
+
+
+@dataclass
+class IdentificationResult:
+    """What an identification found. ``delta`` follows :mod:`dynid_ros.robot.parameters`."""
+
+    model: RobotModel
+    layout: ParameterLayout
+    base: BaseParameters
+    delta: np.ndarray
+    beta: np.ndarray
+    beta_rel_std: np.ndarray
+    nominal: np.ndarray
+    feasible: bool
+    solver_status: str
+    relative_error: float
+    relative_error_per_joint: list[float]
+    n_samples: int
+    timings_s: dict[str, float]
+    options: IdentificationOptions
+    warnings: list[str] = field(default_factory=list)
+    processing: dict = field(default_factory=dict)
+    not_identified: list[dict] = field(default_factory=list)
+    realism: list[dict] = field(default_factory=list)
+    delta_std: np.ndarray | None = None
+    residual_inflation: float = 1.0
+    friction_sigmoid: np.ndarray | None = None
+    """(n_dof, 3) ``[phi1, phi2, phi3]`` per joint with ``--friction sigmoid`` (Gaz et al. 2019 eq. 25)."""
+    fit: FitSeries | None = None
+    """The window's processed motion, recorded and predicted torque (for the report); None without a torque fit."""
+    prior_std: np.ndarray | None = None
+    """Standard deviation of the prior on each standard parameter (None without a prior)."""
+    unmodelled_load: dict | None = None
+    """``{"link", "mass", "com", "mass_std"}`` of a load on the last link the URDF lacks (None: the data show none)."""
+    position_torque: dict | None = None
+    """Per joint with a position-dependent torque (identification.position_torque_selection ``TermFit.to_dict``), or
+    None: none modelled."""
+    recording_start_s: float | None = None
+    """The recording's first stamp [s since the epoch] (the time origin of ``--start`` and ``--end``), when known."""
+    data_weight: dict | None = None
+    """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
+    ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for
+    other methods."""
+
+    def link_masses(self) -> dict[str, float]:
+        """Identified mass of each link [kg] (what the parameter vector holds, attached parts excluded)."""
+        return {link: float(self.delta[self.layout.link_slice(k)][0]) for k, link in enumerate(self.layout.links)}

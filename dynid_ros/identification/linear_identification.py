@@ -1,0 +1,447 @@
+"""Identification of the parameters that enter the dynamics linearly: joint states -> processed data ->
+base regressor -> estimate (the path of every method; sigmoid friction wraps it, |tau| data replace its target).
+
+:func:`identify_linear` takes a loaded model; :func:`dynid_ros.identification.identify.identify` is the entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dynid_ros.data.bag_stream import BagScan, EffortCheck
+from dynid_ros.data.joint_states import JointStateSeries, complete_fields
+from dynid_ros.data.signal_processing import (
+    CUTOFF_AUTO,
+    ProcessedData,
+    ProcessingOptions,
+    apply_effort_scale,
+    check_fields,
+    effort_scale_vector,
+    process,
+    process_rows,
+)
+from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
+from dynid_ros.dynamics.bounds import Bounds
+from dynid_ros.dynamics.regressor import regressor_chunks, torques
+from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
+from dynid_ros.estimation import estimators
+from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
+from dynid_ros.estimation.estimators import closest_standard, relative_std
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
+from dynid_ros.estimation.model_error import JointInflation, joint_inflation
+from dynid_ros.estimation.penalty_retrieval import pbpr
+from dynid_ros.estimation.position_torque import PositionSeries, flagged_by_position, profiled_rows, profiled_vector
+from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
+from dynid_ros.estimation.unmodelled_load import ExtraBody, flange_load, split_extra_body, with_extra_body
+from dynid_ros.identification.cutoff_selection import CutoffChoice, choose_cutoff
+from dynid_ros.identification.fit_series import FitSeries
+from dynid_ros.identification.identification_result import IdentificationResult
+from dynid_ros.identification.options import IdentificationOptions, position_torque_setting
+from dynid_ros.identification.position_torque_selection import (
+    FitProblem,
+    TermFit,
+    choose_terms,
+    terms_torque,
+)
+from dynid_ros.identification.timing import StageTimer
+from dynid_ros.robot.model import RobotModel, nominal_parameters
+from dynid_ros.robot.parameters import ParameterLayout
+from dynid_ros.robot.urdf_writer import attached_parameters
+
+FitTarget = Callable[[ProcessedData, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""``fit_target(data, w_b, kept) -> (tau, kept)``: replaces the torque rows and the row mask of the fit."""
+
+
+def prepare_series(series: JointStateSeries, model: RobotModel, options: IdentificationOptions) -> JointStateSeries:
+    """Reorder to the model's joints (each with every field recorded), unwrap the angles of continuous joints
+    (before any resampling or filtering), apply the effort scale and the time window."""
+    missing = [j for j in model.joints if j not in series.names]
+    if missing:
+        raise DataError(f"joint(s) {', '.join(missing)} of the model are not in the joint states")
+    series = complete_fields(series.select(list(model.joints)))
+    if any(model.continuous):
+        series.position = series.position.copy()
+        wraps = np.flatnonzero(model.continuous)
+        series.position[:, wraps] = np.unwrap(series.position[:, wraps], axis=0)
+    if options.effort_scale is not None:
+        series = apply_effort_scale(series, options.effort_scale)
+    windowed = series.window(options.start, options.end)
+    if len(windowed) < 10:
+        raise DataError(f"only {len(windowed)} samples between --start {options.start} and --end {options.end} "
+                        f"(the data spans {series.t[-1] - series.t[0]:.3f} s)")
+    return windowed
+
+
+def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
+    """Mask of the regression rows (sample-major) whose joint moves at least ``min_speed``."""
+    return (np.abs(dq) >= min_speed).reshape(-1) if min_speed > 0 else np.ones(dq.size, dtype=bool)
+
+
+def identify_linear(series: JointStateSeries, options: IdentificationOptions, model: RobotModel, timer: StageTimer,
+                    fit_target: FitTarget | None = None, base: BaseParameters | None = None,
+                    warnings: list[str] | None = None) -> IdentificationResult:
+    """Identify the linear parameters of a loaded ``model`` from recorded joint states (checked ``options``).
+
+    Base parameters the data do not identify are kept at the prior, named in a warning and in
+    ``not_identified`` (an error with ``options.strict``, or when they are most of them). A result of a
+    feasible method (FBPE, BPFC) that fails its own feasibility check is an error, never an output.
+    ``fit_target`` (e.g. torque signs estimated from ``|tau|``, :mod:`dynid_ros.variants.abs_effort`) replaces
+    the torque rows and the row mask of the fit. ``base``: the base parameters of ``model`` in the options'
+    layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
+    warnings = list(warnings or [])
+    processing, choice = ProcessingOptions(**options.processing), None
+    with timer.stage("process"):
+        series = prepare_series(series, model, options)
+        if processing.cutoff_hz == CUTOFF_AUTO:  # chosen on the data: needs the base regressor
+            if base is None:
+                base = compute_base_parameters(model, model.layout_for(options.friction, options.armature))
+            processing, choice = choose_cutoff(series, processing, model, base)
+            warnings.append(f"filter cutoff {choice.cutoff_hz:.3g} Hz chosen by time-blocked cross-validation "
+                            f"(motion bandwidth {choice.bandwidth_hz:.3g} Hz; decimation {processing.decimate_hz} Hz)")
+        data = process(series, processing)
+    return identify_processed(data, options, model, timer, fit_target=fit_target, base=base, warnings=warnings,
+                              processing=processing, choice=choice)
+
+
+def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
+                   processing: ProcessingOptions, effort_scale: np.ndarray | None = None,
+                   effort_check: EffortCheck | None = None) -> ProcessedData:
+    """:func:`prepare_series` and :func:`~dynid_ros.data.signal_processing.process` of a bag read in chunks
+    (:mod:`dynid_ros.data.bag_stream`): ``processing.chunk_s`` seconds at a time, only the decimated samples
+    kept; the same samples and values as the whole series at once (to round-off). ``effort_scale``: per model
+    joint, instead of the options' (e.g. ``--effort-scale-file``); ``effort_check``: run on the recorded effort of
+    every sample read."""
+    if effort_scale is None and options.effort_scale is not None:
+        effort_scale = effort_scale_vector(options.effort_scale, list(model.joints))
+    rows = scan.rows(list(model.joints), np.asarray(model.continuous, dtype=bool), effort_scale, effort_check)
+    first, stop = scan.window_rows(options.start, options.end)
+    if stop - first < 10:
+        raise DataError(f"only {stop - first} samples between --start {options.start} and --end {options.end} "
+                        f"(the data spans {scan.t[-1] - scan.t[0]:.3f} s)")
+    check_fields(scan.check_fields(list(model.joints)), True, processing)
+    return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), processing,
+                        processing.chunk_s)
+
+
+def identify_processed(data: ProcessedData, options: IdentificationOptions, model: RobotModel, timer: StageTimer, *,
+                       fit_target: FitTarget | None = None, base: BaseParameters | None = None,
+                       warnings: list[str] | None = None, processing: ProcessingOptions | None = None,
+                       choice: CutoffChoice | None = None) -> IdentificationResult:
+    """:func:`identify_linear` from the processed data (``data``: of the options' window and ``processing``, by
+    default the options'; ``choice``: the cutoff chosen on the data, recorded with the processing)."""
+    warnings = list(warnings or []) + segment_warnings(data.segments)
+    position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
+    layout = model.layout_for(options.friction, options.armature)
+    processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
+    record = choice.to_dict() if choice is not None else data.cutoff_choice
+    if base is None:
+        with timer.stage("base_parameters"):
+            base = compute_base_parameters(model, layout)
+    elif tuple(base.layout.symbols) != tuple(layout.symbols):
+        raise ConfigError("identify: the given base parameters are of another parameter layout")
+    with timer.stage("regressor"):  # in blocks, computed on each pass (kept when small): never whole in memory
+        w_b = regressor_chunks(model, layout, data.q, data.dq, data.ddq, base.independent)
+        tau, kept = _fit_rows(data, w_b, processing.min_speed, fit_target, warnings)
+    nominal = nominal_parameters(model, layout)
+    attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
+    prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
+                      joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    link_prior, load = prior, None
+    if options.unmodelled_load and options.prior == "nominal" and np.any(nominal[layout.indices("m")] > 0):
+        flange = model.joint_ids[-1] - 1  # the body the last identified joint moves (pinocchio joint k: body k - 1)
+        load = flange_load(nominal, layout, attached, flange)  # a tool the URDF lacks: its own body, mass from 0
+        prior = with_extra_body(prior, layout, load)
+    with timer.stage("identifiability"):
+        missing = _not_identified(w_b, tau, base, prior, options, warnings, kept)
+    bounds = Bounds.from_config(options.bounds, layout)
+    with timer.stage("estimate"):
+        fixed = {m.index: m.value for m in missing}
+        raw = data.tau_raw if fit_target is None else None  # a fit target (|tau| signs) has no raw torque to match
+        setting = _FitSetting(options, data, model.joints, base, prior, link_prior, load, bounds, attached, fixed,
+                              kept)
+        fitted = _fitted(setting, w_b, tau, raw)
+    terms: list[TermFit] = []
+    if fit_target is None and position_torque_setting(options.position_torque, model.joints) != "off":
+        with timer.stage("position_torque"):
+            found = _position_terms(setting, w_b, tau, fitted)
+        if found is not None:
+            terms, with_terms, messages = found
+            fitted = with_terms or fitted
+            warnings += messages + [t.message() for t in terms]
+    weighting, estimate, load_report = fitted.weighting, fitted.estimate, fitted.load_report
+    warnings += fitted.reduced
+    if estimate.status != "optimal":
+        warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
+    if estimate.capped_data_weight is not None:
+        warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
+                        "noise-free): the standard deviations are those of that weight, not of the data")
+    with timer.stage("evaluate"):
+        predicted = torques(model, layout, estimate.delta, data.q, data.dq, data.ddq) + terms_torque(terms, data.q)
+        err, err_joint = relative_error(data.tau_raw, predicted)
+        warnings += [p.message() for p in coupled_pairs(data.tau_raw - predicted, data.dq, data.ddq, model.joints)]
+        feasible = _checked_feasibility(estimate.delta, layout, options, bounds, attached)
+        load_delta = np.zeros_like(estimate.delta)
+        if load_report is not None:  # the links' realism without the load
+            load_delta[layout.link_slice(load.link)] = fitted.load_parameters
+        realism = link_realism(estimate.delta - load_delta, nominal, layout, attached)
+        warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
+                     f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
+    result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
+                                  relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
+                                  err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
+                                  {**asdict(processing), "segments": data.segments,
+                                   **({} if record is None else {"cutoff_choice": record})},
+                                  [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
+    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
+    result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
+    result.unmodelled_load = load_report
+    result.data_weight = None if weighting is None else weighting[1].to_dict(model.joints)
+    result.position_torque = {t.series.joint: t.to_dict() for t in terms} if terms else None
+    return result
+
+
+def segment_warnings(segments: list[dict]) -> list[str]:
+    """The console's account of gaps in the stamps: the segments processed separately, those left out."""
+    if len(segments) < 2:
+        return []
+    spans = ", ".join(f"{s['start_s']:.3f}-{s['end_s']:.3f} s" + ("" if s["used"] else " (left out: too short)")
+                      for s in segments)
+    return [f"{len(segments) - 1} gap(s) in the stamps: {len(segments)} segments processed separately: {spans}"]
+
+
+@dataclass
+class _FitSetting:
+    """What every estimate of one identification shares (the rows aside)."""
+
+    options: IdentificationOptions
+    data: ProcessedData
+    joints: tuple[str, ...]
+    base: BaseParameters
+    prior: Prior
+    link_prior: Prior
+    load: ExtraBody | None
+    bounds: Bounds
+    attached: np.ndarray
+    fixed: dict[int, float]
+    kept: np.ndarray
+
+
+@dataclass
+class _Fitted:
+    """One fit of an identification's rows: the FBPE weighting used (row weights and per-joint inflation; None for
+    other methods), the estimate, the flange load split off it (its parameters and report; None when the data
+    show none) and the console lines of the joints whose data count less."""
+
+    weighting: tuple[np.ndarray, JointInflation] | None
+    estimate: _Estimate
+    load_parameters: np.ndarray | None
+    load_report: dict | None
+    reduced: list[str]
+
+
+def _fitted(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, raw: np.ndarray | None) -> _Fitted:
+    """The fit of the rows ``w_b``, ``tau`` (``raw``: the recorded torque the residual structure is measured against,
+    None: the target): the weighting, the estimate with it, again with the weighting of its own residual when that
+    shows more model error, and without the flange load when the data show none."""
+    layout, options = s.base.layout, s.options
+    weighting = _data_weighting(options, w_b, tau, s.data, s.joints, s.fixed, s.kept, raw)
+    estimate = _estimate(options, w_b, tau, s.base, layout, s.prior, s.bounds, s.attached, s.fixed, s.kept,
+                         weighting)
+    refined = _refined_weighting(weighting, w_b, tau, estimate.beta, s.data, s.kept, s.joints, raw)
+    if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
+        weighting = refined
+        estimate = _estimate(options, w_b, tau, s.base, layout, s.prior, s.bounds, s.attached, s.fixed, s.kept,
+                             weighting)
+    reduced = [] if weighting is None else weighting[1].reduced(s.joints)
+    load_params, load_report = (None, None) if s.load is None else \
+        split_extra_body(estimate.delta, estimate.delta_std, s.link_prior, layout, s.load)
+    if s.load is not None and load_report is None:  # the data show no load: the links keep their own prior
+        estimate = _estimate(options, w_b, tau, s.base, layout, s.link_prior, s.bounds, s.attached, s.fixed,
+                             s.kept, weighting)
+    return _Fitted(weighting, estimate, load_params, load_report, reduced)
+
+
+def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
+                    fitted: _Fitted) -> tuple[list[TermFit], _Fitted | None, list[str]] | None:
+    """The position-dependent torques the cross-validation keeps (:mod:`dynid_ros.identification.
+    position_torque_selection`), the fit with them (:func:`_fitted`; None when none is kept) and the console's
+    lines of the candidates not kept; None when no joint is a candidate (no structure by position) or named."""
+    data, n_dof = s.data, len(s.joints)
+    weighting, estimate, load_report = fitted.weighting, fitted.estimate, fitted.load_report
+    setting = position_torque_setting(s.options.position_torque, s.joints)
+    named = [] if isinstance(setting, str) else [s.joints.index(j) for j in setting]
+    residual = data.tau_raw - (w_b @ estimate.beta).reshape(-1, n_dof)
+    candidates = flagged_by_position(residual, data.q, s.kept) if setting == "auto" else []
+    if not candidates and not named:
+        return None
+    prior = s.prior if s.load is None or load_report is not None else s.link_prior  # the one of the estimate
+
+    def estimator(w: np.ndarray, target: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _estimate(s.options, w, target, s.base, s.base.layout, prior, s.bounds, s.attached, s.fixed, rows,
+                         weighting).beta
+
+    problem = FitProblem(w_b, tau, data.tau_raw.reshape(-1), data.q, s.kept, estimator,
+                         np.sqrt(np.mean(data.tau**2, axis=0)))
+    choices = choose_terms(problem, candidates, named, s.joints)
+    messages = [c.message() for c in choices if not c.kept]
+    in_fit = s.kept.reshape(-1, n_dof)
+    indices = [s.joints.index(c.joint) for c in choices if c.kept]
+    series = [PositionSeries.over(s.joints[j], j, data.q[in_fit[:, j], j]) for j in indices]
+    if not series:
+        return [], None, messages
+    profiles = problem.profiles(series, s.kept, estimate.beta)
+    rows, target = profiled_rows(w_b, data.q, profiles, s.kept), profiled_vector(tau, data.q, profiles, s.kept)
+    raw = profiled_vector(data.tau_raw.reshape(-1), data.q, profiles, s.kept).reshape(-1, n_dof)
+    refit = _fitted(s, rows, target, raw)
+    chosen = {c.joint: c for c in choices}
+    terms = [TermFit(p.series, *p.coefficients(refit.estimate.beta), chosen[p.series.joint]) for p in profiles]
+    return terms, refit, messages
+
+
+def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,
+              warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The torque rows of the fit and the mask of the rows in it: rows of joints slower than ``min_speed``, or left
+    out by ``fit_target``, are removed from every fit, count and test (:func:`~dynid_ros.estimation.estimators.
+    in_fit`), not zeroed; a warning says how many."""
+    tau = data.tau.reshape(-1)
+    kept = fit_rows(data.dq, min_speed)
+    if fit_target is not None:  # e.g. the sign search of --abs-effort: on the whole regressor in memory
+        tau, kept = fit_target(data, np.asarray(w_b), kept)
+    if not kept.all():
+        warnings.append(f"{100 * (1 - kept.mean()):.1f} % of the rows left out of the fit "
+                        + (f"(|q'| < {min_speed} rad/s)" if fit_target is None else "(fit target)"))
+    return tau, kept
+
+
+def _not_identified(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, prior: Prior,
+                    options: IdentificationOptions, warnings: list[str], kept: np.ndarray) -> list:
+    """The base parameters the data leave at the prior (none without an informative prior: then all must be
+    excited); an error when they are most of them, or any with ``strict``."""
+    layout = base.layout
+    informative = options.prior == "nominal" and bool(np.any(prior.mean[layout.indices("m")] > 0))
+    if not informative:  # no prior to keep a parameter at (--prior none, a DH table): all must be excited
+        check_excited(estimators.in_fit(w_b, tau, kept)[0], base)
+        return []
+    missing = not_identified(w_b, tau, base, prior.mean, prior.covariance, kept)
+    _check_excitation(missing, base.n_base, options.strict)
+    if missing:
+        warnings.append(f"{len(missing)} base parameter(s) not identified by the data, kept at the prior: "
+                        + "; ".join(f"{m.description} ({m.name})" for m in missing))
+    return missing
+
+
+def _checked_feasibility(delta: np.ndarray, layout: ParameterLayout, options: IdentificationOptions, bounds: Bounds,
+                         attached: np.ndarray) -> bool:
+    """Whether ``delta`` passes the consistency and bound checks; an error for a feasible method that fails."""
+    feasible = bool(feasibility.is_feasible(delta, layout, consistency=options.consistency, attached=attached)
+                    and not bounds.violations(delta, layout, tol=1e-6))
+    if options.method in FEASIBLE_METHODS and not feasible:
+        raise EstimationError(f"{options.method}: the estimate fails its own physical-consistency or bound "
+                              "check; nothing written")
+    return feasible
+
+
+FEASIBLE_METHODS = ("fbpe", "bpfc")
+"""Methods whose result must pass the feasibility check."""
+
+
+def _check_excitation(missing: list, n_base: int, strict: bool) -> None:
+    """IdentifiabilityError when the data identify nearly nothing, or any parameter is missing with ``strict``."""
+    if not missing or (not strict and len(missing) <= MOSTLY_UNIDENTIFIED * n_base):
+        return
+    names = [f"{m.name} = {m.expression} ({m.description})" for m in missing[:6]]
+    more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+    why = "" if strict else f" (more than {MOSTLY_UNIDENTIFIED:.0%} of {n_base})"
+    raise IdentifiabilityError(f"too little excitation: {len(missing)} base parameter(s) not identifiable from this "
+                               f"data{why}: {'; '.join(names)}{more}")
+
+
+@dataclass
+class _Estimate:
+    beta: np.ndarray
+    delta: np.ndarray
+    status: str
+    beta_std: np.ndarray
+    delta_std: np.ndarray | None
+    inflation: float
+    capped_data_weight: float | None = None
+
+
+def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
+                    joints: tuple[str, ...], fixed: dict[int, float], rows: np.ndarray, raw: np.ndarray | None
+                    ) -> tuple[np.ndarray, JointInflation] | None:
+    """FBPE's row weights (WLS, per joint) and the per-joint variance inflation of the WLS residual
+    (:mod:`dynid_ros.estimation.model_error`: model error counts as few samples); None for other methods."""
+    if options.method != "fbpe":
+        return None
+    fit = estimators.wls(w_b, tau, len(joints), fixed=fixed, rows=rows)
+    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints, raw)
+
+
+def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray,
+               joints: tuple[str, ...], raw: np.ndarray | None) -> JointInflation:
+    """The per-joint inflation of the residual of ``beta``: its structure measured against the unfiltered torque
+    ``raw`` (None: against the fit target)."""
+    n_dof = data.q.shape[1]
+    residual = w_b @ beta  # the prediction, turned into the residuals in place (an hour of data: 20 MB each)
+    raw_residual = None if raw is None else raw - residual.reshape(-1, n_dof)
+    np.subtract(tau, residual, out=residual)
+    return joint_inflation(residual.reshape(-1, n_dof), data.q, data.dq, rows.reshape(-1, n_dof), raw_residual,
+                           data.ddq, joints)
+
+
+def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b: np.ndarray, tau: np.ndarray,
+                       beta: np.ndarray, data: ProcessedData, rows: np.ndarray, joints: tuple[str, ...],
+                       raw: np.ndarray | None) -> tuple[np.ndarray, JointInflation] | None:
+    """The weighting with the structure of the estimate's own residual: an unconstrained fit bends its parameters
+    to absorb a torque the model lacks (a spring looks like gravity), so its residual hides it; the MAP residual,
+    held near the prior, shows it. A joint takes the estimate residual's inflation where that shows significant
+    structure and a larger inflation (:meth:`JointInflation.merged`). None when no joint does (nothing to change)."""
+    if weighting is None:
+        return None
+    second = _inflation(w_b, tau, beta, data, rows, joints, raw)
+    merged = weighting[1].merged(second)
+    if np.array_equal(merged.factor, weighting[1].factor):
+        return None
+    return weighting[0], merged
+
+
+def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
+              layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
+              fixed: dict[int, float], rows: np.ndarray | None = None,
+              weighting: tuple[np.ndarray, JointInflation] | None = None) -> _Estimate:
+    """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
+    estimate returned. ``weighting``: FBPE's row weights and per-joint inflation (:func:`_data_weighting`)."""
+    n_dof = layout.n_dof
+    if options.method == "fbpe":
+        if weighting is None:
+            weights, factors = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights, None
+        else:
+            weights, factors = weighting[0], weighting[1].factor
+        fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
+                              weights=weights, solver=options.solver, attached=attached, fixed=fixed,
+                              prior=prior if options.prior == "nominal" else None, rows=rows,
+                              joint_inflation=factors)
+        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
+                         fit.capped_data_weight)
+    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)
+    if options.method in ("ols", "wls"):
+        return _Estimate(fit.beta, closest_standard(base.K, fit.beta, prior.mean), "optimal", fit.std, None,
+                         fit.inflation)
+    if options.method == "bpfc":
+        corrected = feasibility.bpfc(base.K, fit.beta, consistency=options.consistency, layout=layout,
+                                     bounds=bounds, solver=options.solver, attached=attached)
+        if corrected.beta is None:
+            raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
+                                  f"and the bounds (solver status {corrected.status})")
+        return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
+    w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
+    found = pbpr(np.asarray(w_fit), tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
+                 use_nominal_start=options.prior == "nominal")
+    return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
+

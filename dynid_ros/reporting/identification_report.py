@@ -1,0 +1,299 @@
+"""The report a person reads after ``dynid identify`` (``report.html`` + ``report.md``) and ``dynid validate``.
+
+Sections (issue 19, item 1): the fit per joint (measured vs predicted torque, residual; relative error, R^2,
+residual autocorrelation time, a flag for a structured residual, :mod:`dynid_ros.estimation.residual_structure`);
+the parameters (value, standard deviation, prior, identified or kept at the prior, in words); link realism
+(mass and CoM vs nominal, highlighted outside :data:`dynid_ros.estimation.prior.MASS_RATIO_RANGE`); excitation
+quality (condition number of the base regressor, plain and column-scaled, per-joint range and speed covered);
+provenance (:mod:`dynid_ros.identification.provenance`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dynid_ros.dynamics.regressor import regressor_chunks
+from dynid_ros.estimation.estimators import compress
+from dynid_ros.estimation.prior import MASS_RATIO_RANGE
+from dynid_ros.estimation.residual_structure import STRUCTURED_SHARE, JointDiagnostics, joint_diagnostics
+from dynid_ros.identification.fit_series import FitSeries
+from dynid_ros.identification.identification_result import IdentificationResult
+from dynid_ros.reporting import plots
+from dynid_ros.reporting.report_html import Document
+from dynid_ros.robot.model import PRISMATIC, RobotModel
+from dynid_ros.robot.parameters import inertia_about_com
+
+HTML_FILE = "report.html"
+MARKDOWN_FILE = "report.md"
+FIGURES = {"fit": "report_fit.png", "structure": "report_residual_structure.png",
+           "masses": "report_link_masses.png", "coverage": "report_coverage.png"}
+"""PNG files written beside ``report.md`` (and embedded in ``report.html``)."""
+REPORT_FILES = (HTML_FILE, MARKDOWN_FILE, *(f for key, f in FIGURES.items() if key != "structure"))
+"""The files of the readable report in every identification result with a torque fit; the residual-vs-state figure
+(``FIGURES["structure"]``) is there too when a joint's residual is structured (:func:`structure_figure`)."""
+KEPT_AT_PRIOR = 0.9
+"""A parameter whose posterior std is at least this share of its prior std is 'kept at the prior'."""
+FROM_DATA = 0.5
+"""A parameter whose posterior std is at most this share of its prior std is 'identified by the data'."""
+
+
+def joint_units(model: RobotModel) -> list[tuple[str, str, str]]:
+    """(position, velocity, torque) unit of each identified joint."""
+    kinds = [model.kinematics[i - 1].kind for i in model.joint_ids]
+    return [("m", "m/s", "N") if kind == PRISMATIC else ("rad", "rad/s", "N m") for kind in kinds]
+
+
+def diagnostics(fit: FitSeries) -> list[JointDiagnostics]:
+    """Per-joint fit diagnostics of a fit series."""
+    return joint_diagnostics(fit.joints, fit.tau, fit.tau_hat, fit.q, fit.dq)
+
+
+def excitation_quality(result: IdentificationResult) -> dict | None:
+    """Condition number of the base regressor on the window, plain (SI units) and with unit-norm columns
+    (independent of units and robot size), and per joint the range and peak speed covered, absolute and as a
+    share of the description's limits (None where it has none)."""
+    fit, model = result.fit, result.model
+    if fit is None:
+        return None
+    w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
+    factor = compress(w_b, np.zeros(w_b.shape[0]))[0]  # R^T R = W^T W: the same singular values and column norms
+    norms = np.linalg.norm(factor, axis=0)
+    singular = np.linalg.svd(factor, compute_uv=False)
+    scaled = np.linalg.svd(factor / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    joints = []
+    for j, joint in enumerate(fit.joints):
+        lo, hi = model.position_limits[j]
+        span = float(np.ptp(fit.q[:, j]))
+        speed = float(np.abs(fit.dq[:, j]).max())
+        limit_v = float(model.velocity_limits[j])
+        joints.append({"joint": joint, "min": float(fit.q[:, j].min()), "max": float(fit.q[:, j].max()),
+                       "range_share": span / (hi - lo) if np.isfinite(hi - lo) and hi > lo else None,
+                       "peak_speed": speed,
+                       "speed_share": speed / limit_v if np.isfinite(limit_v) and limit_v > 0 else None})
+    return {"condition_number": _ratio(singular), "condition_number_scaled": _ratio(scaled), "joints": joints}
+
+
+def _ratio(singular: np.ndarray) -> float | None:
+    return float(singular[0] / singular[-1]) if singular[-1] > 0 else None
+
+
+def parameter_status(result: IdentificationResult) -> list[str]:
+    """Per standard parameter, in words, where its value comes from (module docstring of the report)."""
+    base = result.base
+    n = result.delta.size
+    if base.K.shape[1] != n:
+        return ["–"] * n
+    kept = {int(m["name"].removeprefix("beta")) - 1 for m in result.not_identified}  # "betaN" (1-based)
+    seen = np.zeros(n, dtype=bool)
+    for r in range(base.K.shape[0]):
+        if r not in kept:
+            seen |= np.abs(base.K[r]) > 1e-9
+    out = []
+    for i in range(n):
+        if not seen[i]:
+            out.append("kept at the prior: the data do not see it")
+        elif result.delta_std is not None and result.prior_std is not None and result.prior_std[i] > 0:
+            share = result.delta_std[i] / result.prior_std[i]
+            out.append("identified by the data" if share <= FROM_DATA else
+                       "kept at the prior: the data say little" if share >= KEPT_AT_PRIOR else
+                       "partly identified: data and prior")
+        else:
+            alone = bool(plots.identifiable_parameters(base.K)[i])
+            out.append("identified by the data" if alone else "only in combinations: the prior splits them")
+    return out
+
+
+def filter_summary(processing: dict) -> str:
+    """The processing's filter in words: cutoff, decimation and how the cutoff was found (``cutoff_choice``)."""
+    decimate = processing.get("decimate_hz")
+    text = (f"Filter: zero-phase Butterworth at {float(processing.get('cutoff_hz', float('nan'))):.3g} Hz, "
+            f"{'every sample kept' if decimate is None else f'decimated to {float(decimate):.4g} Hz'}")
+    choice = processing.get("cutoff_choice")
+    return text + (f" ({choice['description']})." if choice and "description" in choice else " (given).")
+
+
+def build_document(result: IdentificationResult, provenance: dict, figure_dir: Path,
+                   quality: dict | None = None) -> tuple[Document, list[JointDiagnostics]]:
+    """The identification report, its figures written into ``figure_dir``, and the per-joint diagnostics
+    (``quality``: :func:`excitation_quality`, when already computed)."""
+    doc = Document("dynid identification report")
+    worst = max(result.relative_error_per_joint) if result.relative_error_per_joint else float("nan")
+    doc.paragraph(f"{result.options.method} ({result.options.consistency}): solver status {result.solver_status}, "
+                  f"physically consistent: {'yes' if result.feasible else 'NO'}; relative error "
+                  f"{100 * result.relative_error:.2f} % over {result.n_samples} samples (worst joint "
+                  f"{100 * worst:.1f} %); {result.base.n_base} base parameters.")
+    doc.paragraph(filter_summary(result.processing or {}))
+    for warning in result.warnings:
+        doc.paragraph(warning, note=True)
+    load = result.unmodelled_load
+    if load is not None:
+        doc.paragraph(f"A load of {load['mass']:.2f} kg (± {load['mass_std']:.2f}) at "
+                      f"{100 * float(np.linalg.norm(load['com'])):.0f} cm on link {load['link']} that the URDF lacks "
+                      "(a tool or payload): modelled as a body of its own, not absorbed into the links; "
+                      "identified.urdf carries it in that link.", note=True)
+    units = joint_units(result.model)
+    found: list[JointDiagnostics] = []
+    if result.fit is not None:
+        found = fit_section(doc, result.fit, units, figure_dir, "identification window")
+    else:
+        doc.paragraph("No torque fit to show (identified from M(q) and g(q)).", note=True)
+    links_section(doc, result, figure_dir)
+    parameters_section(doc, result)
+    excitation_section(doc, result, figure_dir, quality)
+    provenance_section(doc, provenance)
+    return doc, found
+
+
+def fit_section(doc: Document, fit: FitSeries, units: list[tuple[str, str, str]], figure_dir: Path,
+                window: str) -> list[JointDiagnostics]:
+    """Per-joint plots and table of a fit; returns the diagnostics."""
+    found = diagnostics(fit)
+    doc.heading(f"Fit per joint ({window})")
+    flagged = [d for d in found if d.structured]
+    if flagged:
+        named = [f"{d.joint} ({100 * max(d.position_share, d.velocity_share):.0f} % explained by its "
+                 f"{d.explained_by})" for d in flagged]
+        doc.paragraph("Structured residual on " + ", ".join(named) + ": a torque the model lacks (a spring, a cable, "
+                      "a tool, a sensor offset), not noise.", note=True)
+    rows = [[d.joint, 100 * d.relative_error, d.r2, d.autocorrelation_time, 100 * d.position_share,
+             100 * d.velocity_share, "STRUCTURED" if d.structured else "no"] for d in found]
+    doc.table(["joint", "relative error [%]", "R²", "residual autocorrelation time [samples]",
+               "residual explained by position [%]", "… by velocity [%]", "structured"], rows,
+              {i for i, d in enumerate(found) if d.structured})
+    doc.paragraph(f"A residual is flagged as structured when a cubic series in the joint's own position or velocity "
+                  f"explains at least {100 * STRUCTURED_SHARE:.0f} % of its variance, significantly given its "
+                  f"autocorrelation time.")
+    torque_units = [u[2] for u in units]
+    doc.figure(plots.plot_joint_fit(fit.t, fit.tau, fit.tau_hat, fit.joints, torque_units,
+                                    figure_dir / FIGURES["fit"], f"Torque per joint ({window})"),
+               "Measured and predicted torque per joint, and the residual.")
+    structure_figure(doc, fit, units, [d.structured for d in found], figure_dir)
+    return found
+
+
+def structure_figure(doc: Document, fit: FitSeries, units: list[tuple[str, str, str]], flagged: list[bool],
+                     figure_dir: Path) -> None:
+    """The residual of each flagged joint against its position and velocity: the evidence behind the flag. The
+    other joints' residuals show no pattern (the table's test), so their scatter would say nothing the table does
+    not; leaving them out keeps the reader on what matters (and spares drawing 2 panels per joint)."""
+    if not any(flagged):
+        doc.paragraph("No joint's residual is structured, so no residual-vs-state plot is drawn.")
+        return
+    keep = [j for j, f in enumerate(flagged) if f]
+    doc.figure(plots.plot_residual_structure(fit.q[:, keep], fit.dq[:, keep], fit.residual[:, keep],
+                                             [fit.joints[j] for j in keep], [units[j] for j in keep],
+                                             [True] * len(keep), figure_dir / FIGURES["structure"]),
+               "Residual of each flagged joint against its position and velocity.")
+
+
+def links_section(doc: Document, result: IdentificationResult, figure_dir: Path) -> None:
+    """Mass and CoM vs nominal per link; rows outside the realistic mass range highlighted."""
+    layout = result.layout
+    doc.heading("Link realism (identified vs nominal)")
+    rows, highlight = [], set()
+    for k, r in enumerate(result.realism):
+        _, com, _ = inertia_about_com(result.delta[layout.link_slice(k)])
+        _, com0, _ = inertia_about_com(result.nominal[layout.link_slice(k)])
+        rows.append([r["link"], r["mass"], r["prior_mass"], r["mass_ratio"], _vector(com), _vector(com0),
+                     100 * r["com_shift_m"], 100 * r["inertia_change"]])
+        if not r["realistic_mass"]:
+            highlight.add(k)
+    lo, hi = MASS_RATIO_RANGE
+    doc.paragraph(f"Highlighted: a link whose identified mass is outside [{lo:g}x, {hi:g}x] of the nominal one "
+                  f"({len(highlight)} of {len(rows)}).", note=bool(highlight))
+    doc.table(["link", "mass [kg]", "nominal mass [kg]", "ratio", "CoM [m]", "nominal CoM [m]", "CoM shift [cm]",
+               "inertia change [%]"], rows, highlight)
+    if result.realism:
+        masses = np.array([r["mass"] for r in result.realism])
+        prior = np.array([r["prior_mass"] for r in result.realism])
+        doc.figure(plots.plot_link_masses([r["link"] for r in result.realism], masses, prior,
+                                          figure_dir / FIGURES["masses"], MASS_RATIO_RANGE),
+                   "Identified vs nominal link masses; red: outside the realistic range.")
+
+
+def _vector(v: np.ndarray) -> str:
+    return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
+
+
+def parameters_section(doc: Document, result: IdentificationResult) -> None:
+    """Every standard parameter: value, std, prior mean and std, where it comes from; then the base parameters."""
+    layout = result.layout
+    n = result.delta.size
+    names = layout.names if len(layout.names) == n else [f"p{i + 1}" for i in range(n)]
+    status = parameter_status(result)
+    std = result.delta_std if result.delta_std is not None else [None] * n
+    prior_std = result.prior_std if result.prior_std is not None and result.prior_std.size == n else [None] * n
+    doc.heading("Parameters")
+    doc.paragraph("Link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame (kg, kg m, "
+                  "kg m²); joint terms fv, fc, fo, Ia. 'std' is the posterior standard deviation (– without one).")
+    rows = [[name, float(result.delta[i]), _float(std[i]), float(result.nominal[i]), _float(prior_std[i]), status[i]]
+            for i, name in enumerate(names)]
+    doc.table(["parameter", "value", "std", "prior", "prior std", "from"], rows,
+              {i for i, s in enumerate(status) if s.startswith("kept")})
+    kept = {m["name"] for m in result.not_identified}
+    base_rows = [[f"beta{i + 1}", expr, float(result.beta[i]), _float(result.beta_rel_std[i]),
+                  "kept at the prior" if f"beta{i + 1}" in kept else "identified"]
+                 for i, expr in enumerate(result.base.expressions)]
+    doc.paragraph("Base parameters (the combinations the data determine, Sousa & Cortesão 2014 eq. 38):")
+    doc.table(["name", "expression", "value", "rel. std [%]", "status"], base_rows,
+              {i for i, r in enumerate(base_rows) if r[-1] != "identified"})
+
+
+def _float(value: object) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def excitation_section(doc: Document, result: IdentificationResult, figure_dir: Path,
+                       quality: dict | None = None) -> None:
+    """Condition numbers and the per-joint range and speed covered (``quality``: :func:`excitation_quality`)."""
+    quality = quality or excitation_quality(result)
+    doc.heading("Excitation quality")
+    if quality is None:
+        doc.paragraph("No trajectory (identified from M(q) and g(q)).")
+        return
+    doc.paragraph(f"Condition number of the base regressor on the window: {quality['condition_number']:.4g} in SI "
+                  f"units; {quality['condition_number_scaled']:.4g} with unit-norm columns (independent of units and "
+                  f"robot size).")
+    units = joint_units(result.model)
+    rows = [[j["joint"], f"{j['min']:.3f} … {j['max']:.3f} {units[k][0]}", _percent(j["range_share"]),
+             f"{j['peak_speed']:.3f} {units[k][1]}", _percent(j["speed_share"])]
+            for k, j in enumerate(quality["joints"])]
+    doc.table(["joint", "range covered", "% of the joint range", "peak speed", "% of the velocity limit"], rows)
+    fit = result.fit
+    doc.figure(plots.plot_coverage(fit.joints, fit.q, fit.dq, result.model.position_limits,
+                                   result.model.velocity_limits, figure_dir / FIGURES["coverage"]),
+               "Share of each joint's range and velocity limit the data cover.")
+
+
+def _percent(share: float | None) -> str:
+    return "–" if share is None else f"{100 * share:.0f}"
+
+
+def provenance_section(doc: Document, provenance: dict) -> None:
+    """Command line, version, inputs and hashes, topic, window, options."""
+    doc.heading("Provenance")
+    doc.code(provenance.get("command", ""))
+    rows = [["dynid version", provenance.get("dynid_version")], ["topic", provenance.get("topic")],
+            ["window [s]", f"{provenance.get('window', {}).get('start')} … {provenance.get('window', {}).get('end')}"],
+            ["URDF sha256 (text used)", provenance.get("urdf_sha256")]]
+    rows += [[f"{role}", f"{item['path']} (sha256 {item['sha256']})"]
+             for role, item in provenance.get("inputs", {}).items()]
+    rows += [[f"option {key}", str(value)] for key, value in provenance.get("options", {}).items()]
+    doc.table(["item", "value"], rows)
+
+
+def write_identification_report(result: IdentificationResult, provenance: dict, directory: Path) -> dict:
+    """Write ``report.html``, ``report.md`` and its PNGs into ``directory``; returns the ``report.json`` keys
+    ``joint_diagnostics`` (None without a torque fit) and ``excitation``."""
+    directory = Path(directory)
+    quality = excitation_quality(result)
+    doc, found = build_document(result, provenance, directory, quality)
+    (directory / HTML_FILE).write_text(doc.html(), encoding="utf-8")
+    (directory / MARKDOWN_FILE).write_text(doc.markdown(directory), encoding="utf-8")
+    return {"joint_diagnostics": [d.to_dict() for d in found] if result.fit is not None else None,
+            "excitation": quality}

@@ -1,0 +1,177 @@
+"""orchestrator_node's steps without ROS (dynid_ros.execution.orchestration).
+
+The other nodes' services are :class:`Desk` (plain objects answering each call as the test says: the
+ROS wiring is tested in test_orchestrator_node.py), time is a settable clock.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+from dynid_ros.execution.orchestration import Orchestration, OrchestrationSettings
+
+
+class Answer:
+    def __init__(self, outcome=None):
+        self.value = outcome
+
+    def done(self):
+        return self.value is not None
+
+    def outcome(self):
+        return self.value
+
+
+class Desk:
+    """Services that are ready and answer every call with success unless ``answers`` says otherwise."""
+
+    def __init__(self, answers=None, ready=True):
+        self.answers, self.is_ready, self.sent = dict(answers or {}), ready, []
+
+    def ready(self, name):
+        return self.is_ready
+
+    def call(self, name):
+        self.sent.append(name)
+        return Answer(self.answers.get(name, (True, f"{name} ok")))
+
+    def service_name(self, name):
+        return f"/{name}"
+
+
+class Clock:
+    def __init__(self):
+        self.now = 10.0
+        self.ns = 1_000
+
+    def __call__(self):
+        return self.now
+
+
+def make(desk, **settings):
+    clock = Clock()
+    run = Orchestration(OrchestrationSettings(**settings), desk, clock=clock, wall_ns=lambda: clock.ns)
+    return run, clock
+
+
+def fresh(run, clock, role, **status):
+    clock.ns += 1
+    run.on_status(role, status, clock.ns)
+
+
+def test_no_ros_is_loaded():
+    code = "import sys, dynid_ros.execution.orchestration; print('rclpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_a_run_goes_record_excite_stop_identify_done():
+    desk = Desk()
+    run, clock = make(desk, settle_time=1.0)
+    run.tick()
+    assert run.state == "recording" and desk.sent == ["record_start"]
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    assert run.state == "exciting" and desk.sent[-1] == "excite_start"
+    fresh(run, clock, "excitation", state="running", duration=5.0)
+    run.tick()
+    fresh(run, clock, "excitation", state="done", duration=5.0)
+    run.tick()
+    assert run.state == "exciting" and "recording 1 s more" in run.message
+    clock.now += 1.0
+    run.tick()
+    assert run.state == "stopping" and desk.sent[-1] == "record_stop"
+    run.tick()
+    assert run.state == "identifying" and desk.sent[-1] == "identify"
+    fresh(run, clock, "identification", state="done", message="wrote out/robot.urdf")
+    run.tick()
+    assert (run.state, run.message) == ("done", "wrote out/robot.urdf")
+    assert run.cleanup_sent == []
+
+
+def test_the_motion_starts_only_once_the_recorder_writes_messages():
+    """Subscribed (state ``recording``) with nothing written yet: the excitation waits; it starts at the first
+    message, or the run ends at the deadline naming the recorder."""
+    desk = Desk()
+    run, clock = make(desk)
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    assert run.state == "recording" and "excite_start" not in desk.sent
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 3})
+    run.tick()
+    assert run.state == "exciting" and desk.sent[-1] == "excite_start"
+    late = Desk()
+    run, clock = make(late)
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 0})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()  # the recorder answered: the deadline counts from now
+    clock.now += 10.1
+    run.tick()
+    assert run.state == "aborted" and "the recorder has written no message yet" in run.message
+    assert "excite_start" not in late.sent
+
+
+def test_a_latched_done_of_an_earlier_run_is_ignored():
+    desk = Desk()
+    run, clock = make(desk)
+    run.on_status("excitation", {"state": "done"}, 1)  # published before this run called the node
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    run.on_status("excitation", {"state": "done"}, 0)  # a late delivery of the old latched status
+    run.tick()
+    assert run.state == "exciting" and "done" not in run.message
+
+
+def test_an_aborted_excitation_stops_the_recorder_and_skips_identification():
+    desk = Desk()
+    run, clock = make(desk)
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    fresh(run, clock, "excitation", state="aborted", message="the robot does not follow the motion")
+    run.tick()
+    assert run.state == "aborted" and run.message == "excitation aborted: the robot does not follow the motion"
+    assert [name for name, _ in run.cleanup_sent] == ["record_stop"]  # nothing moves: no excite_stop
+    assert "identify" not in desk.sent
+
+
+def test_a_deadline_while_moving_stops_the_excitation_and_the_recorder():
+    desk = Desk()
+    run, clock = make(desk, service_timeout=2.0)
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    fresh(run, clock, "excitation", state="running", duration=3.0)
+    clock.now += 5.1
+    run.tick()
+    assert run.state == "aborted" and run.message == "the excitation did not end within 5 s (state running)"
+    assert [name for name, _ in run.cleanup_sent] == ["excite_stop", "record_stop"]
+
+
+@pytest.mark.parametrize("answers, reason", [
+    ({"record_start": (False, "bag_path exists")}, "/record_start refused: bag_path exists"),
+    ({"record_start": "service died"}, "call to /record_start failed: service died"),
+])
+def test_a_refused_or_failed_call_aborts(answers, reason):
+    run, _ = make(Desk(answers))
+    run.tick()
+    run.tick()
+    assert (run.state, run.message) == ("aborted", reason)
+
+
+def test_services_that_never_appear_abort_after_service_timeout():
+    run, clock = make(Desk(ready=False), service_timeout=1.0)
+    run.tick()
+    assert run.state == "waiting"
+    clock.now += 1.5
+    run.tick()
+    assert run.state == "aborted" and run.message.startswith("services not available within 1 s: /record_start")

@@ -1,0 +1,55 @@
+"""pytest hooks of ``.ci/run``: with ``CI=true`` no test may pass by skipping.
+
+A skipped test (or a module skipped at import) is reported as a failure, except
+  * tests marked ``hardware`` AND listed by node id in ``HARDWARE_TESTS`` (they need a device that
+    cannot exist in CI; listed by name so that a new skip is a decision, not an accident), and
+  * the Panda-data tests while ``DYNID_PANDA_DATA`` is unset (a clone without the data set), and
+  * the launch tests while ``DYNID_ROS2_LAUNCH`` is unset and the launch stack is not installed (a clone
+    without the ros2_launch folder beside it: launch has no PyPI wheel), and
+  * the rosdep key checks while ``DYNID_ROSDISTRO`` is unset (no rosdistro snapshot beside the clone), and
+  * the dVRK-data tests while ``DYNID_DVRK_DATA`` is unset (a clone without the data set).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+HARDWARE_TESTS: tuple[str, ...] = ()
+"""Node ids (``test/test_x.py::test_name``) allowed to skip in CI because they need real hardware."""
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    return report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+
+
+def allowed_skip(item: pytest.Item, reason: str) -> bool:
+    from support import dvrk_data, launch_stack, panda_data, rosdistro_index
+
+    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data):
+        if data.UNSET_REASON in reason and not os.environ.get(data.ENV):
+            return True
+    return item.get_closest_marker("hardware") is not None and item.nodeid in HARDWARE_TESTS
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    report = yield
+    if in_ci() and report.skipped and not hasattr(report, "wasxfail") and not allowed_skip(item, _reason(report)):
+        report.outcome = "failed"
+        report.longrepr = f"unexpected skip in CI (only listed hardware tests may skip): {_reason(report)}"
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> pytest.CollectReport:
+    report = yield
+    if in_ci() and report.skipped:  # a whole module skipped at import
+        report.outcome = "failed"
+        report.longrepr = f"unexpected skip of {collector.nodeid} in CI: {_reason(report)}"
+    return report

@@ -1,0 +1,25 @@
+"""Robot descriptions for tests: the URDFs shipped by example-robot-data and the repo's DH tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.paths import FILES
+
+DATA = FILES
+
+
+def example_robot_urdf(relative: str) -> Path:
+    """Path of a URDF shipped as data by the ``example-robot-data`` wheel."""
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+    path = root / relative
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} (install the test extras: pip install -e '.[test]')")
+    return path
+
+
+PANDA_ERD = "panda_description/urdf/panda.urdf"
+UR5_ERD = "ur_description/urdf/ur5_robot.urdf"
+PANDA_ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
