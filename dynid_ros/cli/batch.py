@@ -12,7 +12,7 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.fleet.batch import SUMMARY_CSV, SUMMARY_JSON, plan_batch, run_batch, summary, write_summary
 from dynid_ros.identification.options import METHODS, identification_options
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.resources import share_path
+from dynid_ros.robot.resources import find_file
 
 NAME = "batch"
 HELP = "identify many bags (one result per bag) on a Dask cluster, local by default, with a summary"
@@ -50,10 +50,7 @@ def robot_urdf(urdf: str | None, config_path: str | None) -> Path:
     named = (load_config(config_path).get("robot") or {}).get("urdf")
     if not named:
         raise ConfigError(f"{config_path}: no robot.urdf; give --urdf")
-    for candidate in (Path(named).expanduser(), Path(config_path).parent / named, Path.cwd() / named):
-        if candidate.is_file():
-            return candidate
-    return share_path(named)
+    return find_file(named, f"{config_path}: robot.urdf", config_path)
 
 
 def run(args: argparse.Namespace) -> int:

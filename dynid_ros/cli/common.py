@@ -51,10 +51,3 @@ def float_list(text: str) -> list[float]:
         return [float(v) for v in text.split(",") if v.strip()]
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
-
-
-def pick(cli_value: object, config: dict, key: str, default: object) -> object:
-    """CLI value if given, else the config file's, else the default."""
-    if cli_value is not None:
-        return cli_value
-    return config.get(key, default)

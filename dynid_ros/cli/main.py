@@ -40,12 +40,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     modules: dict[str, object] = {}
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"dynid_ros.cli.{name}")
-        except ModuleNotFoundError as err:
-            if err.name == f"dynid_ros.cli.{name}":
-                continue  # command not built yet
-            raise
+        module = importlib.import_module(f"dynid_ros.cli.{name}")
         cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(cmd)
         modules[module.NAME] = module

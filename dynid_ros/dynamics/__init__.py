@@ -6,7 +6,8 @@
   cached on disk by :mod:`.base_parameter_cache`; :mod:`.row_chunks`: a tall regression matrix given chunk by chunk;
 - :mod:`.feasibility`: the LMIs of physical and full consistency (Sousa & Cortesão 2014 eq. 17;
   Traversaro et al. 2016) and the feasible correction of base parameters;
-- :mod:`.bounds`: the ``bounds:`` mapping (total mass, per-term ranges).
+- :mod:`.bounds`: the ``bounds:`` mapping (total mass, per-term ranges); :mod:`.conditioning`: the condition number
+  of a regressor, plain and with unit-norm columns.
 
 Imports :mod:`dynid_ros.robot` below it.
 """

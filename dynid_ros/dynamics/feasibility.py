@@ -25,6 +25,7 @@ cvxpy and solved with Clarabel (default) or SCS; the solver status is always ret
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,8 +41,21 @@ SOLVERS: dict[str, str] = {"clarabel": "CLARABEL", "scs": "SCS"}
 DEFAULT_EPS = 1e-6
 """LMI margin of Sousa & Cortesão 2014 (section 5: ``epsilon = 1e-6``)."""
 
-SOLVED = ("optimal", "optimal_inaccurate")
-"""cvxpy statuses with a solution."""
+class SolverStatus(str, enum.Enum):
+    """What a convex solve ended with (cvxpy's status names; results store the plain string ``.value``)."""
+
+    OPTIMAL = "optimal"
+    OPTIMAL_INACCURATE = "optimal_inaccurate"
+    INFEASIBLE = "infeasible"
+    INFEASIBLE_INACCURATE = "infeasible_inaccurate"
+    UNBOUNDED = "unbounded"
+    UNBOUNDED_INACCURATE = "unbounded_inaccurate"
+    SOLVER_ERROR = "solver_error"
+    """The solver failed; :func:`solve` appends its message (``solver_error: ...``)."""
+
+
+SOLVED = (SolverStatus.OPTIMAL, SolverStatus.OPTIMAL_INACCURATE)
+"""Statuses with a solution."""
 
 JOINT_TERM_TOLERANCE = 1e-8
 """Friction and armature at least ``-JOINT_TERM_TOLERANCE`` (SI units) count as non-negative: a solver's zero."""
@@ -159,13 +173,6 @@ def lmi_constraints(delta, layout: ParameterLayout, consistency: str, eps: float
             for matrix in link_matrix_expressions(delta, layout, consistency, scales, attached)]
 
 
-def scaled_link_matrix(link_parameters: np.ndarray, consistency: str, mass: float = 1.0,
-                       length: float = 1.0) -> np.ndarray:
-    """``T M(p) T`` as a numeric matrix."""
-    size = 6 if consistency == "physical" else 4
-    return (scaled_basis(consistency, mass, length) @ np.asarray(link_parameters, dtype=float)).reshape(size, size)
-
-
 # --------------------------------------------------------------------------------------------
 # Numeric check
 
@@ -216,7 +223,7 @@ def solve(problem, solver: str) -> tuple[str, float]:
             else:
                 problem.solve(solver=name)
     except cp.error.SolverError as err:
-        return f"solver_error: {str(err).strip().splitlines()[0]}", time.perf_counter() - start
+        return f"{SolverStatus.SOLVER_ERROR.value}: {str(err).strip().splitlines()[0]}", time.perf_counter() - start
     except (cp.error.DCPError, ValueError) as err:  # a bug in the problem, not in the data
         raise EstimationError(f"{solver}: invalid problem: {err}") from err
     return str(problem.status), time.perf_counter() - start
@@ -237,7 +244,7 @@ def solve_until_optimal(problem: Callable[[float], object], solver: str, variabl
         status, seconds = solve(problem(scale), name)
         total += seconds
         attempts[f"{name} x{scale:g}"] = status
-        if status == "optimal":
+        if status == SolverStatus.OPTIMAL:
             return status, total, attempts
         if status in SOLVED and kept is None and variable.value is not None:
             kept = (status, np.array(variable.value))
@@ -298,7 +305,7 @@ class FeasibilityCorrection:
     solve_time: float
 
 
-def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
+def bpft(K: np.ndarray, beta: np.ndarray, *, consistency: str = "physical", eps: float = DEFAULT_EPS,
          layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
          attached: np.ndarray | None = None) -> FeasibilityTest:
     """Base Parameter Feasibility Test (Sousa & Cortesão 2014 eq. 51): is there ``delta`` with ``K delta = beta``
@@ -318,7 +325,7 @@ def bpft(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: fl
     return FeasibilityTest(feasible, np.array(delta.value) if feasible else None, status, seconds)
 
 
-def bpfc(K: np.ndarray, beta: np.ndarray, consistency: str = "physical", eps: float = DEFAULT_EPS,
+def bpfc(K: np.ndarray, beta: np.ndarray, *, consistency: str = "physical", eps: float = DEFAULT_EPS,
          layout: ParameterLayout | None = None, bounds: Bounds | None = None, solver: str = "clarabel",
          attached: np.ndarray | None = None) -> FeasibilityCorrection:
     """Base Parameter Feasibility Correction (Sousa & Cortesão 2014 eq. 55): the feasible ``beta'`` closest to

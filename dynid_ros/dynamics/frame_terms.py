@@ -22,11 +22,6 @@ class TermColumns:
     high: np.ndarray
 
 
-def frame_angles(robot: FramesRobot, q: np.ndarray) -> dict[str, np.ndarray]:
-    """Every frame's joint coordinate (its motion part, without the constant) at the motor positions ``q``."""
-    return {f.name: q @ f.motion for f in robot.frames}
-
-
 def term_columns(robot: FramesRobot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> TermColumns:
     """The columns of every frame's friction (Fc, Fv, Fo), rotor inertia (Ia) and spring (K)."""
     columns, names, low, high = [], [], [], []

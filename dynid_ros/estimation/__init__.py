@@ -12,6 +12,7 @@
 - :mod:`.penalty_retrieval`: Gaz et al. 2019 Alg. 1; :mod:`.torque_signs`: the sign search of Pennese et
   al. 2021 Alg. 1; :mod:`.sigmoid_friction`: Gaz et al. 2019 eq. 25; :mod:`.inertia_stack`: the M(q), g(q)
   stack (Gaz et al. 2019 eq. 17-21);
+- :mod:`.normal_equations`: ``A^T A``, ``A^T b`` of a tall problem, summed by blocks, and their root;
 - :mod:`.payload`: one rigid body on a link, fully consistent (Traversaro et al. 2016; LMI and manifold);
   :mod:`.drive_gains`: per-joint effort scales (Pennese et al. 2021 eq. 2); :mod:`.coupling_diagnostic`:
   which joints look coupled.

@@ -21,7 +21,7 @@ import numpy as np
 
 from dynid_ros.dynamics.feasibility import SOLVED, link_scales, lmi_constraints, scaled_basis, solve
 from dynid_ros.errors import EstimationError
-from dynid_ros.estimation.payload import least_squares_root
+from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.robot.parameters import ParameterLayout
 
 NOMINAL_PULL = 1e-6
@@ -53,7 +53,7 @@ def fit_drive_gains(unloaded: tuple[np.ndarray, np.ndarray], loaded: tuple[np.nd
     n = layout.n_dof
     weight = 1.0 / np.maximum(np.sqrt(np.mean(e_u ** 2, axis=0)), 1e-12)
     blocks, target = _rows(y_u, e_u, y_l, y_p, e_l, weight, payload_mass, payload_com)
-    r, rhs = least_squares_root(blocks, target)
+    r, rhs = NormalEquations.of(blocks, target).root()
     delta, k = cp.Variable(layout.n_parameters), cp.Variable(n)
     free = cp.Variable(blocks.shape[1] - layout.n_parameters - n)
     x = cp.hstack([delta, k, free])

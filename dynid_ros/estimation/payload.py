@@ -27,6 +27,7 @@ import numpy as np
 
 from dynid_ros.dynamics.feasibility import link_matrix, scaled_basis, solve
 from dynid_ros.errors import EstimationError
+from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com, link_parameters, skew
 
 MANIFOLD_MAX_ITERATIONS = 500
@@ -91,19 +92,15 @@ MASS_SHARE_MIN = 1e-3
 """Below this :func:`mass_share`, the payload's mass is not identified by the data."""
 
 
-def normal_equations(w: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(W^T W, W^T tau, tau^T tau)``: all both solvers need of the rows."""
-    return w.T @ w, w.T @ tau, float(tau @ tau)
-
-
 def fit_body_lmi(w: np.ndarray, tau: np.ndarray, solver: str = "clarabel", eps: float = 0.0) -> BodyFit:
     """``min ||W pi - tau||`` with the pseudo-inertia of ``pi`` positive semidefinite (``>= eps`` after scaling
     to the body's mass and size), an SDP."""
     import cvxpy as cp  # heavy optional dependency of the estimators
 
     start = time.perf_counter()
-    gram, wt_tau, tau_tau = normal_equations(w, tau)
-    root, target = least_squares_root(w, tau)
+    equations = NormalEquations.of(w, tau)
+    gram, wt_tau = equations.gram, equations.projection
+    root, target = equations.root()
     pi = cp.Variable(10)
     mass, length = _scales(gram, wt_tau)
     basis = scaled_basis("full", mass, length)
@@ -116,7 +113,7 @@ def fit_body_lmi(w: np.ndarray, tau: np.ndarray, solver: str = "clarabel", eps: 
     stats = problem.solver_stats
     iterations = int(stats.num_iters) if stats is not None and stats.num_iters is not None else -1
     return BodyFit(value, f"lmi ({solver})", status, iterations, time.perf_counter() - start,
-                   _rms(value, gram, wt_tau, tau_tau, len(tau)))
+                   _rms(value, equations))
 
 
 def fit_body_manifold(w: np.ndarray, tau: np.ndarray, start: np.ndarray | None = None,
@@ -124,7 +121,8 @@ def fit_body_manifold(w: np.ndarray, tau: np.ndarray, start: np.ndarray | None =
     """``min ||W pi(theta) - tau||`` over ``theta = (m, c, Q, L)`` (module docstring), Levenberg-Marquardt from
     ``start`` (ten parameters; default the least-squares body made physical)."""
     began = time.perf_counter()
-    gram, wt_tau, tau_tau = normal_equations(w, tau)
+    equations = NormalEquations.of(w, tau)
+    gram, wt_tau = equations.gram, equations.projection
     m, c, q, second = _chart_start(start if start is not None else np.linalg.lstsq(w, tau, rcond=None)[0])
     x = np.concatenate([[np.log(m)], c, np.sqrt(second)])  # s, c, l; the rotation lives in q
     cost = _cost(_parameters(x, q, np.zeros(3)), gram, wt_tau)
@@ -142,7 +140,7 @@ def fit_body_manifold(w: np.ndarray, tau: np.ndarray, start: np.ndarray | None =
             new_cost = _cost(_parameters(x_new, q, w_new), gram, wt_tau)
             if new_cost < cost:
                 q = q @ _rotation(w_new)  # retraction on SO(3)
-                decrease = (cost - new_cost) / max(abs(cost) + tau_tau, 1e-300)
+                decrease = (cost - new_cost) / max(abs(cost) + equations.b_norm2, 1e-300)
                 x, cost, damping, improved = x_new, new_cost, max(damping / 3.0, 1e-9), True
                 break
             damping *= 4.0
@@ -151,7 +149,7 @@ def fit_body_manifold(w: np.ndarray, tau: np.ndarray, start: np.ndarray | None =
             break
     value = _parameters(x, q, np.zeros(3))
     return BodyFit(value, "manifold (m, c, Q, L)", status, iterations, time.perf_counter() - began,
-                   _rms(value, gram, wt_tau, tau_tau, len(tau)))
+                   _rms(value, equations))
 
 
 def _parameters(x: np.ndarray, q: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -211,26 +209,9 @@ def _cost(pi: np.ndarray, gram: np.ndarray, wt_tau: np.ndarray) -> float:
     return float(pi @ gram @ pi - 2 * wt_tau @ pi)
 
 
-def _rms(pi: np.ndarray, gram: np.ndarray, wt_tau: np.ndarray, tau_tau: float, n_rows: int) -> float:
-    return float(np.sqrt(max(_cost(pi, gram, wt_tau) + tau_tau, 0.0) / max(n_rows, 1)))
-
-
-def least_squares_root(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(R, c)`` with ``||R x - c||^2 = ||A x - b||^2 - const`` for every x, R square: a tall least-squares
-    problem reduced to its size (from the normal equations; A may be rank deficient)."""
-    return normal_equations_root(a.T @ a, a.T @ b)
-
-
-def normal_equations_root(gram: np.ndarray, projection: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`least_squares_root` from the sums ``A^T A`` and ``A^T b`` (accumulated over row blocks of a tall A)."""
-    root = _root(gram)
-    return root, np.linalg.lstsq(root.T, projection, rcond=None)[0]
-
-
-def _root(gram: np.ndarray) -> np.ndarray:
-    """``R`` with ``R^T R = W^T W`` (eigen-decomposition: W may be rank deficient)."""
-    values, vectors = np.linalg.eigh(gram)
-    return np.sqrt(np.clip(values, 0.0, None))[:, None] * vectors.T
+def _rms(pi: np.ndarray, equations: NormalEquations) -> float:
+    """RMS residual of the body ``pi`` over the rows."""
+    return float(np.sqrt(equations.residual_norm2(pi) / max(equations.rows, 1)))
 
 
 def _scales(gram: np.ndarray, wt_tau: np.ndarray) -> tuple[float, float]:

@@ -576,7 +576,7 @@ class _Search:
         return minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=self.bounds, options=options).x
 
 
-def pbpr(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, beta_ols: np.ndarray,
+def pbpr(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, beta_ols: np.ndarray, *,
          settings: Mapping | None = None, bounds=None, nominal: np.ndarray | None = None,
          attached: np.ndarray | None = None, use_nominal_start: bool = True) -> Retrieval:
     """PBPR on a regression ``tau = w_b beta``: the box from ``bounds`` (a :class:`dynid_ros.dynamics.bounds.Bounds`;

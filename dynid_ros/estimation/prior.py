@@ -26,6 +26,7 @@ import numpy as np
 
 from dynid_ros.dynamics.feasibility import link_scales
 from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.fit_quality import relative_norm
 from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com, link_parameters
 
 ROTATIONAL_FLOOR = 1e-3
@@ -170,7 +171,7 @@ def link_realism(delta: np.ndarray, reference: np.ndarray, layout: ParameterLayo
         mass, com, inertia = inertia_about_com(delta[part] - attached[part])
         mass0, com0, inertia0 = inertia_about_com(reference[part] - attached[part])
         ratio = float(mass / mass0) if mass0 > 0 else float("inf")
-        change = float(np.linalg.norm(inertia - inertia0) / max(np.linalg.norm(inertia0), 1e-300))
+        change = relative_norm(inertia - inertia0, inertia0)
         out.append({"link": link, "mass": float(mass), "prior_mass": float(mass0), "mass_ratio": ratio,
                     "com_shift_m": float(np.linalg.norm(com - com0)), "inertia_change": change,
                     "realistic_mass": bool(MASS_RATIO_RANGE[0] <= ratio <= MASS_RATIO_RANGE[1])})

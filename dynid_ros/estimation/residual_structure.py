@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from dynid_ros.estimation.fit_quality import relative_norm
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
 
 STRUCTURED_SHARE = 0.5
@@ -89,7 +90,7 @@ def joint_diagnostics(joints: list[str], tau: np.ndarray, tau_hat: np.ndarray, q
         shares = {"position": explained_share(e, q[:, j]), "velocity": explained_share(e, dq[:, j])}
         by = max(shares, key=shares.get)
         structured = shares[by] >= STRUCTURED_SHARE and share_p_value(shares[by], n_eff) < SIGNIFICANCE
-        out.append(JointDiagnostics(joint, float(np.linalg.norm(e) / max(np.linalg.norm(tau[:, j]), 1e-300)), r2,
+        out.append(JointDiagnostics(joint, relative_norm(e, tau[:, j]), r2,
                                     tau_int, shares["position"], shares["velocity"], bool(structured),
                                     by if structured else None))
     return out

@@ -34,6 +34,7 @@ import pinocchio as pin
 import scipy.optimize
 
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters, random_states
+from dynid_ros.dynamics.conditioning import condition_number, scaled_condition_number
 from dynid_ros.dynamics.regressor import regressor, regressor_3d
 from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
@@ -184,7 +185,7 @@ def excitation_condition_number(model: RobotModel, trajectory: FourierTrajectory
     base = base or condition_base(model)
     q, dq, ddq = trajectory.evaluate(condition_times(trajectory.period))
     w = regressor_3d(model, base.layout, q, _snap_rest(dq), ddq)[:, :, base.independent]
-    return float(np.linalg.cond(w.reshape(-1, base.n_base)))
+    return condition_number(w.reshape(-1, base.n_base))
 
 
 def robot_column_scale(model: RobotModel, base: BaseParameters, seed: int = 0) -> np.ndarray:
@@ -204,14 +205,6 @@ def excitation_scaled_condition_number(model: RobotModel, trajectory: FourierTra
     q, dq, ddq = trajectory.evaluate(condition_times(trajectory.period))
     w = regressor_3d(model, base.layout, q, _snap_rest(dq), ddq)[:, :, base.independent].reshape(-1, base.n_base)
     return scaled_condition_number(w)
-
-
-def scaled_condition_number(w: np.ndarray) -> float:
-    """``cond(W D)`` with ``D`` scaling every nonzero column of ``W`` to unit norm (inf when a column is zero)."""
-    norms = np.linalg.norm(w, axis=0)
-    if not np.all(norms > 0):
-        return math.inf
-    return float(np.linalg.cond(w / norms))
 
 
 def _snap_rest(dq: np.ndarray) -> np.ndarray:
@@ -278,7 +271,7 @@ class ExcitationProblem:
         (:func:`excitation_condition_number`, :func:`excitation_scaled_condition_number`)."""
         q, dq, ddq = trajectory.evaluate(condition_times(trajectory.period))
         w = self.columns(q, _snap_rest(dq), ddq).reshape(-1, self.base.n_base)
-        return float(np.linalg.cond(w)), scaled_condition_number(w)
+        return condition_number(w), scaled_condition_number(w)
 
     # --- variables ---------------------------------------------------------------------------------
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

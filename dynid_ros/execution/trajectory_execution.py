@@ -14,12 +14,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
 
 import numpy as np
 
 from dynid_ros.errors import DataError, DynidError, TrajectoryError
-from dynid_ros.execution.robot_limits import checked_profile
+from dynid_ros.excitation.trajectory_file import ExcitationTrajectory
+from dynid_ros.execution.execution_profile import ExecutionProfile
+from dynid_ros.execution.robot_limits import RobotLimits, checked_profile
 
 MODES = ("action", "topic", "stream")
 """``action``: control_msgs/FollowJointTrajectory; ``topic``: trajectory_msgs/JointTrajectory on
@@ -42,19 +43,6 @@ class ExecutionState(str, Enum):
 
 
 ACTIVE_STATES = (ExecutionState.APPROACHING, ExecutionState.RUNNING)
-
-
-class ExecutionProfile(Protocol):
-    """What :func:`dynid_ros.excitation.build_execution_profile` returns: approach, cycles, stop."""
-
-    joints: tuple[str, ...]
-    duration: float
-    t_excitation_start: float
-    t_excitation_end: float
-
-    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
-
-    def sample_at_rate(self, rate_hz: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 def current_positions(joints: Sequence[str], names: Sequence[str], positions: Sequence[float],
@@ -90,7 +78,8 @@ def current_positions(joints: Sequence[str], names: Sequence[str], positions: Se
     return q
 
 
-def prepare_profile(excitation: object, q_start: np.ndarray, cycles: int, rate_hz: float, robot: object,
+def prepare_profile(excitation: ExcitationTrajectory, q_start: np.ndarray, cycles: int, rate_hz: float,
+                    robot: RobotLimits,
                     held: np.ndarray | None = None) -> ExecutionProfile:
     """The motion to send: the excitation approached from ``q_start``, checked against the robot's limits.
 

@@ -33,7 +33,7 @@ from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, load_model
 
 
-def identified_model(series: JointStateSeries, options: IdentificationOptions, timer: StageTimer,
+def identified_model(series: JointStateSeries, options: IdentificationOptions, timer: StageTimer, *,
                      model: RobotModel | None = None, urdf: str | Path | None = None, dh: str | Path | None = None,
                      xacro_args: list[str] | None = None) -> tuple[RobotModel, list[str]]:
     """The model to identify (``model``, or ``urdf``/``dh`` reduced to the options' joints or to the movable
@@ -54,7 +54,7 @@ def locked_warnings(model: RobotModel) -> list[str]:
             f"(at {', '.join(f'{model.locked_positions[j]:.4g}' for j in model.locked)})"]
 
 
-def scanned_model(scan: BagScan, options: IdentificationOptions, timer: StageTimer, model: RobotModel | None = None,
+def scanned_model(scan: BagScan, options: IdentificationOptions, timer: StageTimer, *, model: RobotModel | None = None,
                   urdf: str | Path | None = None, dh: str | Path | None = None,
                   xacro_args: list[str] | None = None) -> tuple[RobotModel, list[str]]:
     """:func:`identified_model` for a bag read in chunks: the joints it locks are held at their median over the
@@ -137,7 +137,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
         result.warnings[:0] = in_memory_warnings(options)
         return result
     start = float(scan.t[0]) if len(scan.t) else None
-    model, warnings = scanned_model(scan, options, timer, model, urdf, dh, xacro_args)
+    model, warnings = scanned_model(scan, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
                               scan_gains(scan, model, gains, gains_file))
@@ -165,10 +165,11 @@ def _identify_series(series: JointStateSeries, options: IdentificationOptions, t
                      xacro_args: list[str] | None, fit_target: FitTarget | None = None,
                      base: BaseParameters | None = None) -> IdentificationResult:
     """:func:`identify` with checked options."""
-    model, warnings = identified_model(series, options, timer, model, urdf, dh, xacro_args)
+    model, warnings = identified_model(series, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
     if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
         result = identify_with_sigmoid(series, options, model, timer)
     else:
-        result = identify_linear(series, options, model, timer, fit_target, base, warnings)
+        result = identify_linear(series, options, model, timer, fit_target=fit_target, base=base,
+                                 warnings=warnings)
     result.recording_start_s = float(series.t[0]) if len(series.t) else None
     return result

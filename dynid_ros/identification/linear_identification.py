@@ -26,15 +26,16 @@ from dynid_ros.data.signal_processing import (
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters
 from dynid_ros.dynamics.bounds import Bounds
+from dynid_ros.dynamics.feasibility import SolverStatus
 from dynid_ros.dynamics.regressor import regressor_chunks, torques
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
-from dynid_ros.estimation.estimators import closest_standard, relative_std
+from dynid_ros.estimation.estimators import relative_std
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
+from dynid_ros.estimation.method import FEASIBLE_METHODS, Estimate, EstimatorSettings, Method, estimate
 from dynid_ros.estimation.model_error import JointInflation, joint_inflation
-from dynid_ros.estimation.penalty_retrieval import pbpr
 from dynid_ros.estimation.position_torque import PositionSeries, flagged_by_position, profiled_rows, profiled_vector
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import ExtraBody, flange_load, split_extra_body, with_extra_body
@@ -83,7 +84,7 @@ def fit_rows(dq: np.ndarray, min_speed: float) -> np.ndarray:
 
 
 def identify_linear(series: JointStateSeries, options: IdentificationOptions, model: RobotModel, timer: StageTimer,
-                    fit_target: FitTarget | None = None, base: BaseParameters | None = None,
+                    *, fit_target: FitTarget | None = None, base: BaseParameters | None = None,
                     warnings: list[str] | None = None) -> IdentificationResult:
     """Identify the linear parameters of a loaded ``model`` from recorded joint states (checked ``options``).
 
@@ -175,7 +176,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
             warnings += messages + [t.message() for t in terms]
     weighting, estimate, load_report = fitted.weighting, fitted.estimate, fitted.load_report
     warnings += fitted.reduced
-    if estimate.status != "optimal":
+    if estimate.status != SolverStatus.OPTIMAL:
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
         warnings.append(f"MAP data weight capped at {estimate.capped_data_weight:g} (the data are numerically "
@@ -238,7 +239,7 @@ class _Fitted:
     show none) and the console lines of the joints whose data count less."""
 
     weighting: tuple[np.ndarray, JointInflation] | None
-    estimate: _Estimate
+    estimate: Estimate
     load_parameters: np.ndarray | None
     load_report: dict | None
     reduced: list[str]
@@ -346,10 +347,6 @@ def _checked_feasibility(delta: np.ndarray, layout: ParameterLayout, options: Id
     return feasible
 
 
-FEASIBLE_METHODS = ("fbpe", "bpfc")
-"""Methods whose result must pass the feasibility check."""
-
-
 def _check_excitation(missing: list, n_base: int, strict: bool) -> None:
     """IdentifiabilityError when the data identify nearly nothing, or any parameter is missing with ``strict``."""
     if not missing or (not strict and len(missing) <= MOSTLY_UNIDENTIFIED * n_base):
@@ -359,17 +356,6 @@ def _check_excitation(missing: list, n_base: int, strict: bool) -> None:
     why = "" if strict else f" (more than {MOSTLY_UNIDENTIFIED:.0%} of {n_base})"
     raise IdentifiabilityError(f"too little excitation: {len(missing)} base parameter(s) not identifiable from this "
                                f"data{why}: {'; '.join(names)}{more}")
-
-
-@dataclass
-class _Estimate:
-    beta: np.ndarray
-    delta: np.ndarray
-    status: str
-    beta_std: np.ndarray
-    delta_std: np.ndarray | None
-    inflation: float
-    capped_data_weight: float | None = None
 
 
 def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
@@ -414,34 +400,17 @@ def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b:
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
               layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
               fixed: dict[int, float], rows: np.ndarray | None = None,
-              weighting: tuple[np.ndarray, JointInflation] | None = None) -> _Estimate:
-    """Run the chosen estimator on the rows in the fit (``rows``); the standard deviations are those of the
-    estimate returned. ``weighting``: FBPE's row weights and per-joint inflation (:func:`_data_weighting`)."""
-    n_dof = layout.n_dof
-    if options.method == "fbpe":
-        if weighting is None:
-            weights, factors = estimators.wls(w_b, tau, n_dof, fixed=fixed, rows=rows).weights, None
-        else:
-            weights, factors = weighting[0], weighting[1].factor
-        fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=options.consistency, bounds=bounds,
-                              weights=weights, solver=options.solver, attached=attached, fixed=fixed,
-                              prior=prior if options.prior == "nominal" else None, rows=rows,
-                              joint_inflation=factors)
-        return _Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
-                         fit.capped_data_weight)
-    fit = (estimators.wls if options.method == "wls" else estimators.ols)(w_b, tau, n_dof, fixed=fixed, rows=rows)
-    if options.method in ("ols", "wls"):
-        return _Estimate(fit.beta, closest_standard(base.K, fit.beta, prior.mean), "optimal", fit.std, None,
-                         fit.inflation)
-    if options.method == "bpfc":
-        corrected = feasibility.bpfc(base.K, fit.beta, consistency=options.consistency, layout=layout,
-                                     bounds=bounds, solver=options.solver, attached=attached)
-        if corrected.beta is None:
-            raise EstimationError(f"bpfc: no parameters satisfy the {options.consistency} consistency constraints "
-                                  f"and the bounds (solver status {corrected.status})")
-        return _Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
-    w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
-    found = pbpr(np.asarray(w_fit), tau_fit, base.K, layout, fit.beta, options.pbpr, bounds, prior.mean, attached,
-                 use_nominal_start=options.prior == "nominal")
-    return _Estimate(found.beta, found.delta, found.status, fit.std, None, fit.inflation)
-
+              weighting: tuple[np.ndarray, JointInflation] | None = None) -> Estimate:
+    """Run the chosen estimator (:func:`dynid_ros.estimation.method.estimate`) on the rows in the fit (``rows``);
+    the standard deviations are those of the estimate returned. ``weighting``: FBPE's row weights and per-joint
+    inflation (:func:`_data_weighting`)."""
+    settings = EstimatorSettings(Method(options.method), prior.mean, consistency=options.consistency,
+                                 solver=options.solver, bounds=bounds, attached=attached, fixed=fixed,
+                                 prior=prior if options.prior == "nominal" else None, pbpr=options.pbpr)
+    if weighting is not None:
+        weights, factors = weighting[0], weighting[1].factor
+    else:  # FBPE without a weighting given: the WLS weights of these rows
+        weights = estimators.wls(w_b, tau, layout.n_dof, fixed=fixed, rows=rows).weights if options.method == "fbpe" \
+            else None
+        factors = None
+    return estimate(w_b, tau, base, settings, rows=rows, weights=weights, joint_inflation=factors)

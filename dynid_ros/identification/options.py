@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.method import METHODS
 from dynid_ros.robot.parameters import FRICTION_TERMS, parse_friction
 
-METHODS = ("ols", "wls", "fbpe", "bpfc", "pbpr")
-"""Estimators (``--method``): see ``dynid identify --help``."""
 PRIORS = ("nominal", "none")
 """``--prior``: the nominal URDF as a prior, or none."""
 SIMPLE_KEYS = ("joints", "friction", "armature", "method", "consistency", "solver", "topic", "effort_scale", "prior",

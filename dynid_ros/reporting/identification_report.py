@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid_ros.dynamics.conditioning import condition_number, scaled_condition_number
 from dynid_ros.dynamics.regressor import regressor_chunks
 from dynid_ros.estimation.estimators import compress
 from dynid_ros.estimation.prior import MASS_RATIO_RANGE
@@ -59,9 +60,6 @@ def excitation_quality(result: IdentificationResult) -> dict | None:
         return None
     w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
     factor = compress(w_b, np.zeros(w_b.shape[0]))[0]  # R^T R = W^T W: the same singular values and column norms
-    norms = np.linalg.norm(factor, axis=0)
-    singular = np.linalg.svd(factor, compute_uv=False)
-    scaled = np.linalg.svd(factor / np.where(norms > 0, norms, 1.0), compute_uv=False)
     joints = []
     for j, joint in enumerate(fit.joints):
         lo, hi = model.position_limits[j]
@@ -72,11 +70,13 @@ def excitation_quality(result: IdentificationResult) -> dict | None:
                        "range_share": span / (hi - lo) if np.isfinite(hi - lo) and hi > lo else None,
                        "peak_speed": speed,
                        "speed_share": speed / limit_v if np.isfinite(limit_v) and limit_v > 0 else None})
-    return {"condition_number": _ratio(singular), "condition_number_scaled": _ratio(scaled), "joints": joints}
+    return {"condition_number": _finite(condition_number(factor)),
+            "condition_number_scaled": _finite(scaled_condition_number(factor)), "joints": joints}
 
 
-def _ratio(singular: np.ndarray) -> float | None:
-    return float(singular[0] / singular[-1]) if singular[-1] > 0 else None
+def _finite(value: float) -> float | None:
+    """``value``, or None when it is infinite (JSON has no infinity)."""
+    return value if np.isfinite(value) else None
 
 
 def parameter_status(result: IdentificationResult) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid_ros.estimation.fit_quality import relative_norm
 from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com, inertia_matrix
 
 
@@ -37,7 +38,7 @@ def plot_torques(t: np.ndarray, tau: np.ndarray, tau_hat: np.ndarray, joints: li
         ax.plot(rel, tau[:, j], color="tab:blue", lw=1.0, label="measured")
         ax.plot(rel, tau_hat[:, j], color="tab:orange", lw=1.0, ls="--", label="predicted")
         ax.plot(rel, tau[:, j] - tau_hat[:, j], color="tab:red", lw=0.8, alpha=0.8, label="error")
-        err = np.linalg.norm(tau[:, j] - tau_hat[:, j]) / max(np.linalg.norm(tau[:, j]), 1e-12)
+        err = relative_norm(tau[:, j] - tau_hat[:, j], tau[:, j])
         ax.set_ylabel(f"{joints[j]}\n[N m]", fontsize=8)
         ax.text(0.995, 0.9, f"rel. error {100 * err:.1f} %", transform=ax.transAxes, ha="right", va="top",
                 fontsize=8, bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})
@@ -97,7 +98,7 @@ def parameter_distances(layout: ParameterLayout, truth: np.ndarray, identified: 
     links = range(len(layout.links))
 
     def rel(a: np.ndarray, b: np.ndarray) -> float:
-        return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+        return relative_norm(a - b, b)
 
     def stats(delta: np.ndarray) -> dict[str, np.ndarray]:
         parts = [delta[layout.link_slice(k)] for k in links]

@@ -200,7 +200,7 @@ def rnea_derivatives(model: RobotModel, pm: pin.Model, data: pin.Data, q: np.nda
     return c.T @ data.dtau_dq @ c, c.T @ data.dtau_dv @ c, c.T @ (np.triu(m) + np.triu(m, 1).T) @ c
 
 
-def load_model(urdf: str | Path | None = None, dh: str | Path | None = None,
+def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,
                joints: list[str] | tuple[str, ...] | None = None,
                available: list[str] | None = None,
                xacro_args: dict[str, str] | list[str] | None = None,

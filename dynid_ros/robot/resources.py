@@ -46,3 +46,22 @@ def robot_file(robot: str, kind: str) -> Path:
     """``robot_file("panda", "urdf")`` -> ``urdf/panda.urdf``; kind ``config`` -> ``config/panda.yaml``."""
     suffix = {"urdf": ".urdf", "config": ".yaml"}[kind]
     return share_path(f"{kind}/{robot}{suffix}")
+
+
+def find_file(path: str | Path, what: str, config: str | Path | None = None) -> Path:
+    """An existing file a user named, absolute or relative to (in this order) the working directory, the folder of
+    the ``config`` file that names it, the Python package (``robot/trajectories/...``) and the share directories
+    (``urdf/panda.urdf``); ConfigError naming ``what`` (the flag, parameter or key) otherwise."""
+    if not str(path):
+        raise ConfigError(f"no {what} given")
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute():
+        if not candidate.is_file():
+            raise ConfigError(f"{what} {candidate}: no such file")
+        return candidate.resolve()
+    roots = [Path.cwd(), *([Path(config).expanduser().resolve().parent] if config else []),
+             Path(__file__).resolve().parent.parent, *share_directories()]
+    for root in roots:
+        if (root / candidate).is_file():
+            return (root / candidate).resolve()
+    raise ConfigError(f"{what} {path}: no such file (looked in {', '.join(str(r) for r in roots)})")

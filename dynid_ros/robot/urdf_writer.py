@@ -170,15 +170,22 @@ def _fmt(value: float) -> str:
 
 
 def _set_inertial(link: ET.Element, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
-    inertial = link.find("inertial")
-    if inertial is None:
-        inertial = ET.SubElement(link, "inertial")
-    for child in list(inertial):
-        inertial.remove(child)
+    old = link.find("inertial")
+    index = list(link).index(old) if old is not None else len(link)
+    if old is not None:
+        link.remove(old)
+    link.insert(index, inertial_element(mass, com, inertia))
+
+
+def inertial_element(mass: float, com: np.ndarray, inertia: np.ndarray) -> ET.Element:
+    """A URDF ``<inertial>``: the CoM as its origin, the inertia about the CoM in the link's axes, 10 significant
+    digits (the one writer of ``<inertial>``: identified links, payloads, simulated truths)."""
+    inertial = ET.Element("inertial")
     ET.SubElement(inertial, "origin", xyz=" ".join(_fmt(c) for c in com), rpy="0 0 0")
     ET.SubElement(inertial, "mass", value=_fmt(mass))
     ET.SubElement(inertial, "inertia", ixx=_fmt(inertia[0, 0]), ixy=_fmt(inertia[0, 1]), ixz=_fmt(inertia[0, 2]),
                   iyy=_fmt(inertia[1, 1]), iyz=_fmt(inertia[1, 2]), izz=_fmt(inertia[2, 2]))
+    return inertial
 
 
 def attached_parameters(model: RobotModel, layout: ParameterLayout) -> np.ndarray:

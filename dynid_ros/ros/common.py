@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import dynid_ros
 from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model
-from dynid_ros.robot.resources import robot_file, share_directories
+from dynid_ros.robot.resources import find_file, robot_file
 
 if TYPE_CHECKING:
     from rclpy.node import Node
@@ -212,21 +211,9 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     return code
 
 
-def resolve_file(path: str, what: str) -> Path:
-    """An existing file named absolute, relative to the working directory, the share directory or the
-    Python package (``robot/trajectories/panda_identification.yaml``)."""
-    if not path:
-        raise ConfigError(f"no {what} given")
-    candidate = Path(path).expanduser()
-    if candidate.is_absolute() or candidate.exists():
-        if not candidate.exists():
-            raise ConfigError(f"{what} {candidate}: no such file")
-        return candidate.resolve()
-    for root in [Path(dynid_ros.__file__).resolve().parent, *share_directories()]:
-        if (root / candidate).exists():
-            return (root / candidate).resolve()
-    raise ConfigError(f"{what} {path}: no such file (looked in the working directory, the dynid_ros package and "
-                      f"its share directories)")
+def resolve_file(path: str, what: str, config: str | Path | None = None) -> Path:
+    """An existing file a parameter names (:func:`dynid_ros.robot.resources.find_file`)."""
+    return find_file(path, what, config)
 
 
 ROBOT_DESCRIPTION_PARAMS = (
@@ -264,11 +251,12 @@ def robot_urdf(params: dict, node: Node | None = None) -> Path:
         with handle:
             handle.write(text)
         return Path(handle.name)
-    path = params["urdf_path"] or (params["_config"].get("robot") or {}).get("urdf", "")
-    if not path:
+    if params["urdf_path"]:
+        return resolve_file(params["urdf_path"], "urdf_path")
+    if not from_config:
         raise ConfigError("no robot: set urdf_path, robot_description, robot_description_topic, robot or "
                           "config_file")
-    return resolve_file(path, "urdf_path")
+    return resolve_file(from_config, "robot.urdf", params["_config_path"])
 
 
 def robot_source(params: dict, urdf: Path) -> str:

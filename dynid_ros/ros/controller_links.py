@@ -21,6 +21,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.execution.excitation_supervisor import path_tolerances
+from dynid_ros.execution.execution_profile import ExecutionProfile
 from dynid_ros.execution.follow_joint_trajectory import (
     GoalPhase,
     GoalTracker,
@@ -30,7 +31,7 @@ from dynid_ros.execution.follow_joint_trajectory import (
     load_control_msgs,
 )
 from dynid_ros.execution.stream_clock import StreamClock
-from dynid_ros.execution.trajectory_execution import ControllerError, ExecutionProfile, trajectory_samples
+from dynid_ros.execution.trajectory_execution import ControllerError, trajectory_samples
 
 HALT_JOIN_S = 1.0
 """Stream mode: how long a halt waits for the stream's thread to end (it publishes nothing after the halt anyway)."""

@@ -49,7 +49,7 @@ from std_msgs.msg import String
 
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
-from dynid_ros.identification.options import parameter_overrides
+from dynid_ros.identification.options import IdentificationOptions, identification_options, parameter_overrides
 from dynid_ros.reporting.result_directory import REPORT_FILE, URDF_FILE
 from dynid_ros.robot.frames import frames_section
 from dynid_ros.ros.common import (
@@ -142,6 +142,11 @@ class IdentificationNode(Node):
                                             name="identification", daemon=True)
             self._worker.start()
             return True, f"identification started from {bag}; results on ~/report and in {self.output_dir}"
+
+    def options(self) -> IdentificationOptions:
+        """The node's options: its parameters over the config's ``identification:`` section over the defaults, by
+        the builder ``dynid identify`` uses (:func:`identification_options`)."""
+        return identification_options(self.params["_config"].get("identification"), parameter_overrides(self.params))
 
     def _run(self, bag: Path, out: Path) -> None:
         """One identification by ``dynid identify``'s entry (:func:`identify_into`), off the executor."""

@@ -52,17 +52,6 @@ def scaled_urdf(text: str, length: float, mass: float) -> str:
     return to_text(root)
 
 
-def moved_mass(text: str, links: list[str] | tuple[str, ...]) -> float:
-    """Total mass [kg] of the named links in a URDF text."""
-    root = parse_urdf(text, "the URDF")
-    total = 0.0
-    for link in root.findall("link"):
-        element = link.find("inertial/mass")
-        if link.get("name") in set(links) and element is not None:
-            total += float(element.get("value"))
-    return total
-
-
 def write_scaled_urdf(source: Path, target: Path, length: float, mass: float) -> Path:
     """Write the scaled copy of the URDF file ``source`` to ``target``."""
     target.write_text(scaled_urdf(Path(source).read_text(), length, mass))

@@ -45,7 +45,7 @@ import numpy as np
 
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
-from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.fit_quality import relative_error, relative_norm
 from dynid_ros.estimation.position_torque import term_torques, terms_from_dict
 from dynid_ros.estimation.residual_structure import joint_diagnostics
 from dynid_ros.excitation import load_trajectory
@@ -310,7 +310,7 @@ def _spring_recovery(spring: np.ndarray, recovered: np.ndarray) -> float | None:
         return None
     s = spring[:, joints] - spring[:, joints].mean(axis=0)
     r = recovered[:, joints] - recovered[:, joints].mean(axis=0)
-    return float(np.linalg.norm(s - r) / max(float(np.linalg.norm(s)), 1e-300))
+    return relative_norm(s - r, s)
 
 
 def simulated_run(urdf: Path, truth: object, excitation: object, seed: int, cycles: int, progress: bool) -> object:

@@ -81,7 +81,7 @@ class SignedTarget:
 
 
 def identify_abs_effort(series: JointStateSeries, options: IdentificationOptions,
-                        search: SignSearchOptions | None = None, urdf: str | Path | None = None,
+                        search: SignSearchOptions | None = None, *, urdf: str | Path | None = None,
                         dh: str | Path | None = None, model: RobotModel | None = None, timer: StageTimer | None = None,
                         xacro_args: list[str] | None = None) -> tuple[IdentificationResult, SignSearch]:
     """Identify from joint states whose effort is ``|tau|`` (Pennese et al. 2021 Algorithm 1).
@@ -93,14 +93,14 @@ def identify_abs_effort(series: JointStateSeries, options: IdentificationOptions
     if series.effort is not None and np.any(series.effort < 0):
         raise DataError("--abs-effort: the effort has negative values, so it is not |tau|")
     timer = timer or StageTimer()
-    model, warnings = identified_model(series, options, timer, model, urdf, dh, xacro_args)
+    model, warnings = identified_model(series, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
     target, base = _target(model, options, search, timer)
-    result = identify_linear(series, options, model, timer, target, base, warnings)
+    result = identify_linear(series, options, model, timer, fit_target=target, base=base, warnings=warnings)
     return _signed(result, target, search), target.result
 
 
 def identify_abs_effort_bag(bag: str | Path, options: IdentificationOptions, search: SignSearchOptions | None = None,
-                            urdf: str | Path | None = None, dh: str | Path | None = None,
+                            *, urdf: str | Path | None = None, dh: str | Path | None = None,
                             model: RobotModel | None = None, timer: StageTimer | None = None,
                             xacro_args: list[str] | None = None, gains_file: str | Path | None = None
                             ) -> tuple[IdentificationResult, SignSearch]:
@@ -116,12 +116,13 @@ def identify_abs_effort_bag(bag: str | Path, options: IdentificationOptions, sea
     if not streams(options):  # e.g. a cutoff chosen on the whole series
         with timer.stage("read_bag"):
             series = read_series(bag, options, gains, gains_file)
-        result, signs = identify_abs_effort(series, options, search, urdf, dh, model, timer, xacro_args)
+        result, signs = identify_abs_effort(series, options, search, urdf=urdf, dh=dh, model=model, timer=timer,
+                                            xacro_args=xacro_args)
         result.warnings[:0] = in_memory_warnings(options)
         return result, signs
     with timer.stage("read_bag"):
         scan = scan_joint_states(bag, options.topic)
-    model, warnings = scanned_model(scan, options, timer, model, urdf, dh, xacro_args)
+    model, warnings = scanned_model(scan, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
                               scan_gains(scan, model, gains, gains_file), nonnegative_effort(model.joints))

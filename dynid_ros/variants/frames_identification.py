@@ -36,7 +36,7 @@ from dynid_ros.dynamics.frame_terms import TermColumns, known_torque, term_colum
 from dynid_ros.dynamics.regressor import block_samples, regressor_3d
 from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.estimation.fit_quality import relative_error
-from dynid_ros.estimation.payload import normal_equations_root
+from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.reporting.result_directory import atomic_directory
 from dynid_ros.robot.frames import FramesRobot, load_frames_robot
 from dynid_ros.robot.parameters import ParameterLayout
@@ -216,20 +216,19 @@ def identify_frames_scan(robot: FramesRobot, scan: BagScan, processing: dict, so
 
 
 def normal_equations(robot: FramesRobot, layout: ParameterLayout, data: ProcessedData
-                     ) -> tuple[np.ndarray, np.ndarray, float, TermColumns]:
-    """``A^T A``, ``A^T b`` and ``b^T b`` of the weighted rows (module docstring), summed over blocks of samples,
-    and the per-frame terms' names and bounds."""
+                     ) -> tuple[NormalEquations, TermColumns]:
+    """The normal equations of the weighted rows (module docstring), summed over blocks of samples, and the
+    per-frame terms' names and bounds."""
     tau = data.tau - known_torque(robot, data.q)
     weight = 1.0 / np.maximum(np.ptp(tau, axis=0), 1e-12)
     b_all = tau * weight
-    gram = projection = extra = None
+    equations = extra = None
     for rows, y, extra in regressor_blocks(robot, layout, data):
         a = (np.concatenate([y, extra.columns], axis=2) * weight[None, :, None]).reshape(-1, y.shape[2]
                                                                                           + extra.columns.shape[2])
-        b = b_all[rows].reshape(-1)
-        gram = a.T @ a if gram is None else gram + a.T @ a
-        projection = a.T @ b if projection is None else projection + a.T @ b
-    return gram, projection, float(np.sum(b_all**2)), extra
+        block = NormalEquations.of(a, b_all[rows].reshape(-1))
+        equations = block if equations is None else equations + block
+    return equations, extra
 
 
 def fit_frames(robot: FramesRobot, data: ProcessedData, processing: dict, solver: str = "clarabel") -> FramesFit:
@@ -239,9 +238,10 @@ def fit_frames(robot: FramesRobot, data: ProcessedData, processing: dict, solver
     layout = ParameterLayout(robot.motors, robot.model.links, (), False)
     if data.q.shape[0] == 0:
         raise DataError("frames robot: no processed sample to identify from")
-    gram, projection, b2, extra = normal_equations(robot, layout, data)
-    r, rhs = normal_equations_root(gram, projection)
-    x = cp.Variable(gram.shape[0])
+    equations, extra = normal_equations(robot, layout, data)
+    r, rhs = equations.root()
+    b2 = equations.b_norm2
+    x = cp.Variable(equations.gram.shape[0])
     delta, terms = x[:layout.n_parameters], x[layout.n_parameters:]
     constraints = lmi_constraints(delta, layout, "full", LMI_MARGIN, np.tile(LMI_SCALES, (len(layout.links), 1)))
     for i in range(len(extra.names)):

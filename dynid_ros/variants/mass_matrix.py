@@ -13,11 +13,13 @@ import numpy as np
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.bounds import Bounds
+from dynid_ros.dynamics.conditioning import unit_column_singular_values
+from dynid_ros.dynamics.feasibility import SolverStatus
 from dynid_ros.dynamics.regressor import CACHE_BYTES, block_samples
 from dynid_ros.dynamics.row_chunks import RowChunks, cached
 from dynid_ros.errors import ConfigError, DataError
 from dynid_ros.estimation import estimators
-from dynid_ros.estimation.estimators import closest_standard
+from dynid_ros.estimation.fit_quality import relative_norm
 from dynid_ros.estimation.identifiability import check_excited
 from dynid_ros.estimation.inertia_stack import (
     STACK_METHODS,
@@ -28,6 +30,7 @@ from dynid_ros.estimation.inertia_stack import (
     stack_names,
     stack_regressor,
 )
+from dynid_ros.estimation.method import EstimatorSettings, Method, estimate
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.identification.timing import StageTimer
@@ -79,8 +82,7 @@ def stack_rank(w_b: RowChunks, rows: int) -> tuple[int, np.ndarray]:
     """Numerical rank of the column-normalized base regressor (``rows`` equations) and its singular values, from
     the compressed ``R`` (``R^T R = W^T W``: the same singular values; Sousa & Cortesão 2014 eq. 64-70)."""
     factor = estimators.compress(w_b, np.zeros(w_b.shape[0]))[0]
-    norms = np.linalg.norm(factor, axis=0)
-    singular = np.linalg.svd(factor / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    singular = unit_column_singular_values(factor)
     return int(np.sum(singular > singular[0] * max(rows, w_b.shape[1]) * np.finfo(float).eps)), singular
 
 
@@ -132,18 +134,12 @@ def identify_from_mass_matrix(samples: MassMatrixSamples, options: Identificatio
     bounds = Bounds.from_config(options.bounds, layout) if options.bounds else None
     with timer.stage("estimate"):
         stats = estimators.ols(w_fit, s_fit, model.n_dof)
-        if options.method == "ols":
-            beta, delta, status = stats.beta, closest_standard(base.K, stats.beta, nominal), "optimal"
-        elif options.method == "bpfc":
-            fix = feasibility.bpfc(base.K, stats.beta, consistency=options.consistency, layout=layout, bounds=bounds,
-                                   solver=options.solver, attached=attached)
-            beta, delta, status = fix.beta, fix.delta, fix.status
-        else:
-            prior = nominal if options.prior == "nominal" and _has_mass(nominal, layout) else None
-            fit = estimators.fbpe(w_fit, s_fit, base.K, layout, consistency=options.consistency, bounds=bounds,
-                                  solver=options.solver, attached=attached, prior=prior)
-            beta, delta, status = fit.beta, fit.delta, fit.status
-        if status != "optimal":
+        prior = nominal if options.prior == "nominal" and _has_mass(nominal, layout) else None
+        settings = EstimatorSettings(Method(options.method), nominal, consistency=options.consistency,
+                                     solver=options.solver, bounds=bounds, attached=attached, prior=prior)
+        found = estimate(w_fit, s_fit, base, settings)  # unweighted: M and g carry no per-joint noise
+        beta, delta, status = found.beta, found.delta, found.status
+        if status != SolverStatus.OPTIMAL:
             warnings.append(f"solver status {status}: the estimate may be inaccurate")
     with timer.stage("evaluate"):
         s_hat = stack_prediction(model, layout, samples.q, delta)
@@ -165,9 +161,5 @@ def _stack_errors(stack: np.ndarray, s_hat: np.ndarray, kept: np.ndarray, n: int
     """Relative error over the kept elements, and per joint j over row j of M's lower triangle and g_j."""
     owner = np.array([i for i, _ in lower_triangle(n)] + list(range(n)))
     diff, ref = (stack - s_hat)[:, kept], stack[:, kept]
-    total = float(np.linalg.norm(diff) / max(np.linalg.norm(ref), 1e-300))
-    per_joint = []
-    for j in range(n):
-        cols = owner[kept] == j
-        per_joint.append(float(np.linalg.norm(diff[:, cols]) / max(np.linalg.norm(ref[:, cols]), 1e-300)))
-    return total, per_joint
+    return relative_norm(diff, ref), [relative_norm(diff[:, owner[kept] == j], ref[:, owner[kept] == j])
+                                      for j in range(n)]

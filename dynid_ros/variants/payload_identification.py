@@ -11,6 +11,7 @@ The loaded run is processed as the reference was; the torque the reference robot
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from dynid_ros.identification.linear_identification import fit_rows
 from dynid_ros.identification.options import recorded_options
 from dynid_ros.reporting.result_directory import atomic_directory, load_parameters
 from dynid_ros.reporting.validate import load_result_model, processed_window
+from dynid_ros.robot.urdf_writer import inertial_element
 from dynid_ros.variants.frames_identification import frame_regressor, frames_data, load_frames_result
 
 PAYLOAD_FILE = "payload.yaml"
@@ -123,9 +125,7 @@ def write_payload(result: PayloadResult, out: Path, inputs: tuple = ()) -> None:
 
 def inertial_xml(body: BodyFit, link: str) -> str:
     """The body as a URDF ``<inertial>`` (CoM origin, inertia about the CoM in the link's axes)."""
-    i = body.inertia_com
-    com = " ".join(f"{v:.6g}" for v in body.com)
-    return (f"<!-- payload on {link}, identified by dynid_ros ({body.solver}) -->\n<inertial>\n"
-            f"  <origin xyz=\"{com}\" rpy=\"0 0 0\"/>\n  <mass value=\"{body.mass:.6g}\"/>\n"
-            f"  <inertia ixx=\"{i[0, 0]:.6g}\" ixy=\"{i[0, 1]:.6g}\" ixz=\"{i[0, 2]:.6g}\" iyy=\"{i[1, 1]:.6g}\" "
-            f"iyz=\"{i[1, 2]:.6g}\" izz=\"{i[2, 2]:.6g}\"/>\n</inertial>")
+    element = inertial_element(body.mass, np.asarray(body.com), np.asarray(body.inertia_com))
+    ET.indent(element, space="  ")
+    return (f"<!-- payload on {link}, identified by dynid_ros ({body.solver}) -->\n"
+            + ET.tostring(element, encoding="unicode"))

@@ -3,7 +3,6 @@ hold an input, are refused (exit 2) and left byte for byte as they were; dynid's
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -20,26 +19,13 @@ from dynid_ros.reporting.result_directory import atomic_directory
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import robot_file
 
+from support.user_files import tree_digest, user_directory
+
 PANDA = robot_file("panda", "urdf")
 
 
-def tree_digest(root: Path) -> dict[str, str]:
-    """Every file and directory under ``root`` (hidden ones too) with the hash of its content."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
-    return out
 
 
-def user_directory(root: Path) -> Path:
-    """A directory of the user's: files, a hidden file, a sub-directory."""
-    root.mkdir(parents=True)
-    (root / "notes.txt").write_text("my notes\n")
-    (root / ".hidden").write_bytes(b"\x00\x01secret")
-    (root / "sub").mkdir()
-    (root / "sub" / "data.csv").write_text("1,2,3\n")
-    return root
 
 
 @pytest.fixture(scope="module")

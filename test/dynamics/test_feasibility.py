@@ -150,9 +150,10 @@ def test_scaled_margin_is_a_congruence():
     body = random_body(np.random.default_rng(5))
     for consistency in ("physical", "full"):
         raw = np.linalg.eigvalsh(feasibility.link_matrix(body, consistency))
-        scaled = np.linalg.eigvalsh(feasibility.scaled_link_matrix(body, consistency, 3.0, 0.2))
-        assert np.all(raw > 0) and np.all(scaled > 0)
-        unscaled = feasibility.scaled_link_matrix(body, consistency)
+        size = 6 if consistency == "physical" else 4
+        scaled = (feasibility.scaled_basis(consistency, 3.0, 0.2) @ body).reshape(size, size)
+        assert np.all(raw > 0) and np.all(np.linalg.eigvalsh(scaled) > 0)
+        unscaled = (feasibility.scaled_basis(consistency) @ body).reshape(size, size)
         assert np.allclose(unscaled, feasibility.link_matrix(body, consistency))
 
 

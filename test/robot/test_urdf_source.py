@@ -361,8 +361,9 @@ def test_the_excitation_criterion_does_not_depend_on_the_robots_size():
     the 0.6 kg SO-100 (its inertia columns are 1e-5 of its mass columns); with unit-norm columns it is about 5 for
     all of them, so one threshold fits every robot and a derived config needs no allowance (issue 19)."""
     from dynid_ros.dynamics.base_parameters import random_states
+    from dynid_ros.dynamics.conditioning import scaled_condition_number
     from dynid_ros.dynamics.regressor import regressor
-    from dynid_ros.excitation.optimizer import MAX_SCALED_CONDITION_NUMBER, condition_base, scaled_condition_number
+    from dynid_ros.excitation.optimizer import MAX_SCALED_CONDITION_NUMBER, condition_base
     from dynid_ros.robot.robot_defaults import derive_config
 
     robots = {"so100": load_model(urdf=example_robot_urdf("so_arm_description/urdf/so100.urdf"), joints=SO100_ARM),

@@ -29,6 +29,7 @@ from support.ros_helpers import (
     wait_for,
     write_test_trajectory,
 )
+from support.wide_limits import HOME, outside_urdf_trajectory, write_wide
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 CONTROLLER_TOPIC = "/joint_trajectory_controller/joint_trajectory"
@@ -364,7 +365,6 @@ ACTION = "/joint_trajectory_controller/follow_joint_trajectory"
 
 def test_wide_file_limits_and_motion_outside_the_urdf_are_refused(spinner, tmp_path):
     """The file's limits say +-10 rad, 100 rad/s; panda_joint4 swings past its URDF range: the robot's limits win."""
-    from test_robot_limits import HOME, outside_urdf_trajectory, write_wide
 
     path = write_wide(tmp_path / "wide.yaml", outside_urdf_trajectory())
     robot = Robot(spinner, PANDA, HOME)
@@ -376,7 +376,6 @@ def test_wide_file_limits_and_motion_outside_the_urdf_are_refused(spinner, tmp_p
 
 def test_a_robot_joint_missing_from_the_joint_states_is_refused(spinner, tmp_path):
     """A trajectory of six joints; /joint_states lacks the seventh robot joint: its pose is unknown, refused."""
-    from test_robot_limits import HOME, outside_urdf_trajectory
 
     from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
 
@@ -391,7 +390,6 @@ def test_a_robot_joint_missing_from_the_joint_states_is_refused(spinner, tmp_pat
 
 
 def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
-    from test_robot_limits import HOME, outside_urdf_trajectory
 
     from dynid_ros.excitation import ExcitationTrajectory, FourierTrajectory, save_trajectory
 
@@ -408,7 +406,6 @@ def test_a_trajectory_joint_the_robot_lacks_is_refused(spinner, tmp_path):
 def test_robot_from_a_latched_robot_description_topic_is_the_authority(spinner, tmp_path):
     """No robot parameter, no config: the meshed Panda URDF as a robot publishes it on /robot_description
     (latched) gives the limits; the fingers are in /joint_states too; a motion outside the URDF range is refused."""
-    from test_robot_limits import HOME, outside_urdf_trajectory, write_wide
 
     from dynid_ros.ros.common import latched_qos
 

@@ -25,10 +25,12 @@ from support.ros_helpers import (
     assert_physically_consistent,
     call_trigger,
     params,
+    run_node,
     simulated_bag,
     status_qos,
     wait_for,
 )
+from support.user_files import tree_digest, user_directory
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +95,6 @@ def test_missing_bag_and_bad_options_fail_clearly(spinner, tmp_path, bag):
 
 
 def test_output_dir_of_the_users_or_holding_the_bag_is_refused_and_untouched(spinner, bag, tmp_path):
-    from test_output_paths import tree_digest, user_directory
 
     foreign = user_directory(tmp_path / "mine")
     before = tree_digest(foreign), tree_digest(bag.parent)
@@ -113,7 +114,6 @@ def test_output_dir_of_the_users_or_holding_the_bag_is_refused_and_untouched(spi
 def test_node_executable_streams_the_bag_as_the_cli(spinner, bag, tmp_path, capsys):
     """The node's executable runs ``dynid identify --bag``'s entry (the bag streamed, one options builder): on the same
     bag and config its parameters.yaml and report are the CLI's (numbers to 1e-9 relative)."""
-    from test_node_identification_config_robot import run_node
 
     config, urdf = share_path("config/panda.yaml"), robot_file("panda", "urdf")
     cli_out, node_out = tmp_path / "cli", tmp_path / "node"

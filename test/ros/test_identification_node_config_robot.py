@@ -5,13 +5,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from rclpy.node import Node
-from std_msgs.msg import String
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import write_joint_states
@@ -23,27 +20,11 @@ from support.coupled_arm import ARM, COUPLING, FRICTION, NOMINAL_ARM, PROCESSING
 from support.dvrk_data import dvrk_file
 from support.paths import REPO
 from support.result_files import parameter_numbers
-from support.ros_helpers import Latest, node_process, status_qos, wait_for
+from support.ros_helpers import run_node
 
 PSM = REPO / "config" / "dvrk_psm.yaml"
 
 
-def run_node(spinner, tmp_path: Path, parameters: dict) -> tuple[dict, dict | None]:
-    """identification_node with ``identify_on_start``: its last status and report, read while it still runs (the
-    node is then stopped with SIGINT and must exit 0)."""
-    helper = spinner.add(Node("config_robot_listener", context=spinner.context))
-    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
-    report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
-    log = tmp_path / "node.log"
-    with node_process("identification_node", {**parameters, "identify_on_start": True}, log) as process:
-        wait_for(lambda: (status.last and status.last["state"] in ("done", "failed")) or process.poll() is not None,
-                 timeout=120, what="the node's final status")
-        wait_for(lambda: report.last is not None or process.poll() is not None, timeout=10, what="the report")
-    text = log.read_text()
-    assert process.returncode == 0, text
-    assert "Traceback" not in text
-    assert status.last["state"] == "done", text
-    return status.last, report.last
 
 
 def assert_same(a: object, b: object, path: str = "", rtol: float = 1e-5) -> None:

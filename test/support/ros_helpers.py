@@ -18,8 +18,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from dynid_ros.data.bag_io import write_joint_states
 
 from support.paths import REPO
 
@@ -196,7 +201,6 @@ def write_test_trajectory(path: Path, robot: str = "panda", period: float = 4.0,
                           fraction: float = 0.6, seed: int = 0, urdf: Path | None = None) -> Path:
     """A short random excitation of ``robot`` (or of the arm of ``urdf``) that starts at rest and uses ``fraction``
     of its limits."""
-    import numpy as np
 
     from dynid_ros.excitation.fourier import FourierTrajectory
     from dynid_ros.excitation.limits import limits_from_model, sample_trajectory
@@ -236,7 +240,6 @@ def robot_limits_of(robot: str = "panda") -> object:
 def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: int = 0) -> Path:
     """A bag of the embedded robot (config truth, noise) running a short random excitation once."""
 
-    from dynid_ros.data.bag_io import write_joint_states
     from dynid_ros.excitation.trajectory_file import load_trajectory
     from dynid_ros.execution.trajectory_execution import prepare_profile
     from dynid_ros.robot.config import load_config
@@ -255,7 +258,6 @@ def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: i
 def assert_physically_consistent(urdf_text: str) -> object:
     """Load a URDF in pinocchio; every body has m > 0 and a positive-definite inertia about its CoM
     obeying the triangle inequality (full physical consistency, Traversaro et al. 2016). Returns the model."""
-    import numpy as np
     import pinocchio as pin
 
     model = pin.buildModelFromXML(urdf_text)
@@ -265,3 +267,21 @@ def assert_physically_consistent(urdf_text: str) -> object:
         assert eig.min() > 0, f"{name}: inertia eigenvalues {eig}"
         assert eig[0] + eig[1] >= eig[2] * (1 - 1e-9), f"{name}: triangle inequality fails {eig}"
     return model
+
+
+def run_node(spinner, tmp_path: Path, parameters: dict) -> tuple[dict, dict | None]:
+    """identification_node with ``identify_on_start``: its last status and report, read while it still runs (the
+    node is then stopped with SIGINT and must exit 0)."""
+    helper = spinner.add(Node("config_robot_listener", context=spinner.context))
+    status = Latest(helper, String, "/identification_node/status", status_qos(), as_json=True)
+    report = Latest(helper, String, "/identification_node/report", status_qos(), as_json=True)
+    log = tmp_path / "node.log"
+    with node_process("identification_node", {**parameters, "identify_on_start": True}, log) as process:
+        wait_for(lambda: (status.last and status.last["state"] in ("done", "failed")) or process.poll() is not None,
+                 timeout=120, what="the node's final status")
+        wait_for(lambda: report.last is not None or process.poll() is not None, timeout=10, what="the report")
+    text = log.read_text()
+    assert process.returncode == 0, text
+    assert "Traceback" not in text
+    assert status.last["state"] == "done", text
+    return status.last, report.last
