@@ -1,7 +1,7 @@
 """Benchmark: the default identification's robustness cases in the embedded simulator (truth known).
 
 Runs every case of :mod:`dynid_ros.studies.robustness` (a barely moving joint, Stribeck friction, a 15 % torque-sensor
-gain error on two joints, a nominal URDF off by ±30 % in masses and 3 cm in CoMs; issue 19's (e) a 1 kg tool at 5 cm
+gain error on two joints, a nominal URDF off by ±30 % in masses and 3 cm in CoMs; (e) a 1 kg tool at 5 cm
 the URDF lacks, (f) a spring of 10 % of a joint's gravity torque, (g) the robot scaled to a 0.6 kg and a 30 kg arm
 with the same relative URDF errors) on each embedded robot and prints, per case: held-out error vs the true
 parameters' (ratio; the issue's criterion is <= 1.1), link masses relative to the truth (criterion: within

@@ -1,5 +1,5 @@
 """The excitation's bandwidth and the filter cutoff and decimation derived from it and the sample rate: the default
-processing (``processing: cutoff_hz: bandwidth``; issue 19, item 3).
+processing (``processing: cutoff_hz: bandwidth``).
 
 **The bandwidth** ``B`` is the frequency below which :data:`BANDWIDTH_ENERGY` of the joint velocities' energy lies
 (mean removed, Hann-tapered: the edges of a window cut through a motion would leak energy as 1/f^2 and double ``B``

@@ -1,11 +1,11 @@
-"""How much a joint's data are worth when its misfit is model error, not noise (issue 19, item 4).
+"""How much a joint's data are worth when its misfit is model error, not noise.
 
 The MAP data weight of FBPE (:mod:`dynid_ros.estimation.estimators`) counts each joint's residual as noise with
 variance ``sigma_j^2`` and integrated autocorrelation time ``tau_j``: ``N_j / tau_j`` independent samples. A torque
 the model lacks (a spring, a cable, a coupled wrist, a tool) is not noise: it is a systematic function of the
 motion that repeats every time the joint passes the same state, and more samples of it do not average it out.
-Read as noise, it becomes information, and the fit bends the link parameters to explain it (the failure of
-issue 19: link masses at 0.07-0.23x nominal on two real arms).
+Read as noise, it becomes information, and the fit bends the link parameters to explain it (seen on two
+real arms: link masses at 0.07-0.23x nominal).
 
 Each joint's residual ``e_j`` is split, as in :mod:`dynid_ros.estimation.residual_structure`, into a structured
 part (a low-order series in the joint's own position or velocity, share ``s_j`` of the residual variance) and

@@ -1,4 +1,4 @@
-"""A per-joint position-dependent torque: a spring, a cable, a gravity compensator the URDF lacks (issue 19, item 4).
+"""A per-joint position-dependent torque: a spring, a cable, a gravity compensator the URDF lacks.
 
 The torque of joint ``j`` gains a low-order series in its own angle, ``sum_k c_k P_k(x)``, with ``x`` the angle
 scaled to [-1, 1] over the identification motion and ``P_k`` the Legendre polynomials of degree ``k = 1 ..``

@@ -1,4 +1,4 @@
-"""An extra rigid body on a link: an unmodelled tool or payload at the flange (issue 19, item 2).
+"""An extra rigid body on a link: an unmodelled tool or payload at the flange.
 
 A body rigidly fixed to link ``L`` adds its ten inertial parameters to ``L``'s: the data see only the sum. What
 tells a tool from the link is the prior: the link has its CAD tolerances (:mod:`dynid_ros.estimation.prior`), the
@@ -16,7 +16,7 @@ moments ``sigma_m l^2`` with ``l`` the link's length scale (:func:`dynid_ros.dyn
 The FBPE constrains the link-plus-load sum; the conditional mean of the load alone need not be a physical body. A
 reported load is therefore projected onto the fully consistent set (pseudo-inertia ``J(pi) >= 0``, Traversaro et al.
 2016) in the metric of its posterior covariance, ``min (pi - mean)^T Sigma^-1 (pi - mean)`` s.t. ``J(pi) >= 0``:
-the same LMI solver as payload identification (:func:`dynid_ros.estimation.payload.fit_body_lmi`, issue 20), with
+the same LMI solver as payload identification (:func:`dynid_ros.estimation.payload.fit_body_lmi`), with
 ``W = Sigma^-1/2``; the link keeps the rest of the sum.
 """
 

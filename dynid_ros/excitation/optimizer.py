@@ -10,7 +10,7 @@ objective's gradient is exact: the regressor is linear in the parameters, so ``u
 derivative of the torques ``Y v`` of the parameter vector ``v`` along the singular vectors, which
 pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant).
 
-Scale-free (issue 19): the objective is the condition number of the base regressor with every column divided by
+Scale-free: the objective is the condition number of the base regressor with every column divided by
 that column's norm at random states over the whole joint ranges (:func:`robot_column_scale`): each base parameter in
 the robot's own unit, so a 0.6 kg arm (inertia columns 1e-5 of its mass columns in SI units) and a 30 kg arm are
 optimized alike; a result is accepted when the condition number with unit-norm columns

@@ -1,5 +1,5 @@
 """The filter cutoff chosen from the data: the excitation's bandwidth gives the candidates, time-blocked
-cross-validation on the identification data picks one (issue 19, item 3; processing option ``cutoff_hz: auto``).
+cross-validation on the identification data picks one (processing option ``cutoff_hz: auto``).
 
 The fixed default (6 Hz, :class:`dynid_ros.data.signal_processing.ProcessingOptions`) was measured on one arm. A
 cutoff must pass the motion (and the torque it causes) and stop the noise; where that lies depends on the excitation

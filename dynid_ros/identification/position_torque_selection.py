@@ -1,4 +1,4 @@
-"""Whether a joint gets a position-dependent torque term: time-blocked cross-validation (issue 19, item 4; option
+"""Whether a joint gets a position-dependent torque term: time-blocked cross-validation (option
 ``identification: model: position_torque: auto | off | [joint names]``).
 
 Never by default without evidence. The candidates are the joints whose residual the report flags as a function of

@@ -1,6 +1,6 @@
 """The report a person reads after ``dynid identify`` (``report.html`` + ``report.md``) and ``dynid validate``.
 
-Sections (issue 19, item 1): the fit per joint (measured vs predicted torque, residual; relative error, R^2,
+Sections: the fit per joint (measured vs predicted torque, residual; relative error, R^2,
 residual autocorrelation time, a flag for a structured residual, :mod:`dynid_ros.estimation.residual_structure`);
 the parameters (value, standard deviation, prior, identified or kept at the prior, in words); link realism
 (mass and CoM vs nominal, highlighted outside :data:`dynid_ros.estimation.prior.MASS_RATIO_RANGE`); excitation

@@ -19,7 +19,7 @@ with ``f(q') = fc sign(q')`` while sliding, so the true parameter vector has ``f
 that model exist to test robustness, both off by default: a Stribeck friction shape (``static_friction`` ``fs >
 fc``: ``f(q') = (fc + (fs - fc) exp(-(q'/vs)^2)) sign(q')``, static friction up to ``fs``; Armstrong-Hélouvry
 1994) and a torque-sensor gain error ``k`` (``effort_scale``, like a wrong current-to-torque constant; Pennese et
-al. 2021 eq. 2). Two more are model errors of the URDF itself (issue 19, item 5), also off by default: a tool on the
+al. 2021 eq. 2). Two more are model errors of the URDF itself, also off by default: a tool on the
 last moved link that the URDF lacks (``tool_mass`` at ``tool_com`` in that link's frame: the truth URDF and the true
 parameters hold it) and a spring on a joint (``spring``: stiffness ``k`` [N m/rad] per joint, rest position
 ``spring_rest``: the joint feels ``-k (q - q0)``, so ``effort = ... + k (q - q0)``, a torque no URDF describes).

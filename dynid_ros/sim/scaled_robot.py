@@ -3,7 +3,7 @@
 Every length is multiplied by ``length`` (joint origins, centres of mass) and every mass by ``mass``; inertias scale
 as mass times length squared; effort limits as the gravity torque, ``mass * length``; velocity limits (rad/s) are
 kept. The shipped excitation runs unchanged on the copy, so robots of very different size can be identified with
-the same relative URDF errors (issue 19, item 5 g). Geometry is dropped (the simulator and the regressor need only
+the same relative URDF errors. Geometry is dropped (the simulator and the regressor need only
 kinematics and inertials).
 """
 

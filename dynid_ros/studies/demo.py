@@ -205,7 +205,7 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
 
     with timer.stage("validate"):
         data = processed_window(model, read_joint_states(bags["validation"]), options, result.processing)
-        terms = terms_from_dict(result.position_torque, model.joints)  # a spring the data showed (issue 19 item 4)
+        terms = terms_from_dict(result.position_torque, model.joints)  # a spring the data showed
         evaluated = {name: evaluate_parameters(model, layout, delta, data, position=terms if name == "identified"
                                                else None)
                      for name, delta in (("identified", result.delta), ("truth", truth_delta), ("nominal", nominal))}

@@ -12,11 +12,11 @@ different run:
 - ``torque_scale_error``: the torque sensors of two joints read 15 % off (effort = 1.15 tau and 0.85 tau), like a
   wrong current-to-torque constant (Pennese et al. 2021 eq. 2);
 - ``nominal_off``: the nominal URDF is off by exactly ±30 % in every link mass and 3 cm in every CoM;
-- ``unmodelled_tool`` (issue 19, case e): a 1 kg tool 5 cm along the last link's z axis that the nominal URDF lacks;
+- ``unmodelled_tool``: a 1 kg tool 5 cm along the last link's z axis that the nominal URDF lacks;
   it must be reported as a load (``unmodelled_load``, mass within ±20 %), not absorbed into the links;
 - ``joint_spring`` (case f): a spring on a forearm joint (:func:`loaded_joint`) of 10 % of its gravity torque's
   span over the excitation (rest at the middle of the joint's motion); the joint's residual must be flagged, and
-  the default's position-dependent torque term (issue 19 item 4, cross-validated) models it: the case reports the
+  the default's position-dependent torque term (cross-validated) models it: the case reports the
   term, the held-out error of the true parameters with the spring, and how well the term matches the spring;
 - ``small_arm`` and ``large_arm`` (case g): the robot scaled (:mod:`dynid_ros.sim.scaled_robot`) to a 0.6 kg and a
   30 kg arm with the errors of ``nominal_off`` relative to its size (±30 % mass, CoM off by 3 cm times the length

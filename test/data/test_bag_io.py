@@ -160,7 +160,7 @@ def test_no_effort_or_velocity_names_the_topic(tmp_path: Path, missing: str) -> 
 
 
 def test_velocity_is_not_required_by_default(tmp_path: Path) -> None:
-    """Issue 18 item 3: a bag without velocities reads (the velocity is then differentiated)."""
+    """A bag without velocities reads (the velocity is then differentiated)."""
     read = read_joint_states(write_raw(tmp_path / "bag", [standard(k, velocity=[]) for k in range(3)]))
     assert read.velocity is None and read.effort.shape == (3, 3)
 
@@ -192,7 +192,7 @@ def two_publishers(seconds: float = 1.0, arm_hz: float = 500.0, gripper_hz: floa
 
 @pytest.mark.parametrize("storage", STORAGES)
 def test_two_publishers_are_merged_by_joint_name(tmp_path: Path, storage: str) -> None:
-    """Issue 18 items 2 and 11: arm 500 Hz + gripper 50 Hz on /joint_states, the gripper unstamped."""
+    """Arm 500 Hz + gripper 50 Hz on /joint_states, the gripper unstamped."""
     read = read_joint_states(write_raw(tmp_path / "bag", two_publishers(), storage))
     assert read.names == ["j1", "j2", "j3", "f1", "f2"] and len(read) == 500
     true = read.t - 1000.0  # the arm's header clock
@@ -209,7 +209,7 @@ def test_two_publishers_are_merged_by_joint_name(tmp_path: Path, storage: str) -
 
 
 def test_a_publisher_stamping_some_messages_0_keeps_one_clock(tmp_path: Path) -> None:
-    """Issue 18 item 11: not the receive time one message at a time mixed with header stamps."""
+    """Not the receive time one message at a time mixed with header stamps."""
     messages = [standard(k, stamp_ns=0 if k < 3 else None) for k in range(8)]
     read = read_joint_states(write_raw(tmp_path / "bag", messages))
     np.testing.assert_allclose(read.t, 7.0 + 0.001 * np.arange(8), rtol=0, atol=1e-9)  # receive times throughout
@@ -354,7 +354,7 @@ def write_mcap(path: Path, compression: str, chunks: int = 3, per_chunk: int = 2
 
 @pytest.mark.parametrize("compression", ["lz4", "zstd", "none"])
 def test_repair_reads_compressed_chunks_into_a_new_bag(tmp_path: Path, compression: str) -> None:
-    """Issue 18 item 1: a complete bag with lz4 chunks was 'repaired' into an empty bag and the original deleted."""
+    """A complete bag with lz4 chunks was 'repaired' into an empty bag and the original deleted."""
     bag = write_mcap(tmp_path / "rec", compression)
     before = fingerprint(bag)
     report = repair_bag(bag)

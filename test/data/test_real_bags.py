@@ -1,4 +1,4 @@
-"""Issue 18: real data as it comes. Bags written with rosbags (real rosbag2 files) in tmp_path, torques of a known
+"""Real data as it comes. Bags written with rosbags (real rosbag2 files) in tmp_path, torques of a known
 Panda model (example-robot-data's URDF, prismatic fingers) computed by pinocchio, identified by ``dynid identify``.
 
 The "done when" bag: an arm driver at 500 Hz (header stamps on its own clock, no velocities) and a gripper driver
@@ -141,7 +141,7 @@ def test_two_publishers_identify_the_arm_end_to_end(identified, capfd: pytest.Ca
 
 
 def test_every_output_reproduces_the_validated_torques(identified, panda):
-    """Issue 18 item 10: the held-out motion's torques from identified.urdf (pinocchio) plus the terms URDF cannot
+    """The held-out motion's torques from identified.urdf (pinocchio) plus the terms URDF cannot
     hold (parameters.yaml, named in urdf_omits), and from identified.xml (MuJoCo inverse dynamics plus the offset),
     against what `dynid validate` reports; the URDF alone is short of the armature and offset."""
     import mujoco
@@ -195,7 +195,7 @@ def test_every_output_reproduces_the_validated_torques(identified, panda):
 
 
 def test_locked_joints_are_held_where_the_data_show_them(tmp_path: Path):
-    """Issue 18 item 6: `--joints` without panda_joint4, which the data hold at -1.5 rad (not at 0)."""
+    """`--joints` without panda_joint4, which the data hold at -1.5 rad (not at 0)."""
 
     urdf = REPO / "urdf" / "panda.urdf"
     moving = [j for j in PANDA_ARM_JOINTS if j != "panda_joint4"]
@@ -213,7 +213,7 @@ def test_locked_joints_are_held_where_the_data_show_them(tmp_path: Path):
 
 
 def test_continuous_joints_are_unwrapped_before_filtering(tmp_path: Path):
-    """Issue 18 item 4: a continuous joint turning at 2 rad/s, reported wrapped to [-pi, pi): the processed
+    """A continuous joint turning at 2 rad/s, reported wrapped to [-pi, pi): the processed
     velocity is 2 rad/s throughout (no filtering across the wrap)."""
 
     urdf = tmp_path / "panda_continuous.urdf"

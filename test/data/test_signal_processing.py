@@ -149,7 +149,7 @@ def test_default_processing_meets_the_panda_held_out_error() -> None:
 
 
 def test_a_gap_in_the_stamps_splits_the_processing_into_segments() -> None:
-    """Issue 18 item 5: 0.5 s without samples while the joints move: nothing is interpolated, filtered or
+    """0.5 s without samples while the joints move: nothing is interpolated, filtered or
     differentiated across it; both segments are processed and reported, a too-short one is left out."""
     series = sines(duration=10.0, noise=1e-4)
     rel = series.t - series.t[0]
@@ -182,7 +182,7 @@ def test_jitter_is_not_a_gap_and_the_gap_threshold_is_an_option() -> None:
 
 
 def test_default_cutoff_is_derived_from_the_bandwidth_and_the_sample_rate() -> None:
-    """Issue 19 item 3: ``cutoff_hz: bandwidth`` (the default) scales with the motion's bandwidth (1.1 Hz sines:
+    """``cutoff_hz: bandwidth`` (the default) scales with the motion's bandwidth (1.1 Hz sines:
     about 1.2 Hz, tapered estimate), stays below the Nyquist margin of the sample rate, and the decimation follows;
     the numbers used and how they were found are in the processed data; an explicit cutoff wins."""
     assert ProcessingOptions().cutoff_hz == "bandwidth"

@@ -292,7 +292,7 @@ def test_map_keeps_poorly_determined_directions_near_the_prior():
 
 
 def test_map_weighs_measured_data_by_their_noise_and_caps_only_noise_free_data():
-    """Issue 18 item 8: low-noise measured torques (signal-to-noise far above MAX_DATA_WEIGHT) keep their weight:
+    """Low-noise measured torques (signal-to-noise far above MAX_DATA_WEIGHT) keep their weight:
     the posterior standard deviations of the well-determined base parameters are those of least squares, not
     wider; only numerically noise-free data are capped, and the fit says so."""
     _, layout, base, truth, w_b, w = synthetic("panda")
@@ -312,7 +312,7 @@ def test_map_weighs_measured_data_by_their_noise_and_caps_only_noise_free_data()
 
 
 def test_rows_left_out_of_the_fit_are_no_observations():
-    """Issue 18 item 7: rows left out (min_speed, sign-search gaps) count for nothing: the fit, its standard
+    """Rows left out (min_speed, sign-search gaps) count for nothing: the fit, its standard
     deviations and the residual's autocorrelation time are those of the rows in the fit alone (zeroed rows
     counted as observations made the standard deviations too small by sqrt(kept fraction))."""
     _, layout, base, truth, w_b, _ = synthetic("ur5")

@@ -1,4 +1,4 @@
-"""Robustness to model error (issue 19, item 4): a joint whose residual is a function of its own position or velocity
+"""Robustness to model error: a joint whose residual is a function of its own position or velocity
 (a torque the model lacks) counts as few independent samples in FBPE's data weight; a white residual keeps its weight.
 """
 

@@ -1,4 +1,4 @@
-"""A per-joint position-dependent torque (issue 19 item 4): the term's columns, its exact profiling out of the MAP
+"""A per-joint position-dependent torque: the term's columns, its exact profiling out of the MAP
 problem, its cross-validated choice, streamed = in memory, and its way through parameters.yaml, report.json and
 ``dynid validate``. The simulated known answer (case f, a spring on the Panda's joint 4) is in test_robustness.py.
 

@@ -56,7 +56,7 @@ def test_link_realism_compares_each_link_without_its_attached_part():
 
 
 def test_com_tolerance_scales_with_the_link_and_joint_terms_start_from_the_description():
-    """Issue 19: the default CoM tolerance is a share of the link's size (its radius of gyration about the joint
+    """The default CoM tolerance is a share of the link's size (its radius of gyration about the joint
     origin), so a link ten times smaller gets a ten times tighter CoM prior; the URDF's damping, friction and
     armature are the prior means of the joint terms."""
     layout = ParameterLayout(("j1", "j2"), ("big", "small"), ("viscous", "coulomb"), True)

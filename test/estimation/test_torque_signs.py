@@ -66,7 +66,7 @@ def test_kr5_every_segment_sign_recovered_and_coefficients_as_good_as_signed(tmp
     errors = {name: np.linalg.norm(p - tau2) / np.linalg.norm(tau2) for name, p in predicted.items()}
     print(f"coefficient error |tau| {error_abs:.4f} signed {error_signed:.4f}; held-out torque {errors}")
     assert errors["signed"] < 0.005 and errors["abs"] <= 1.5 * errors["signed"], errors
-    # issue 18 item 9: `dynid validate` takes the result of --abs-effort (its processing record holds torque_signs)
+    # `dynid validate` takes the result of --abs-effort (its processing record holds torque_signs)
     held_out = write_joint_states(tmp_path / "held_out", JointStateSeries(list(model.joints), t + T0, q2, dq2, tau2))
     report = tmp_path / "validation.json"
     assert main(["validate", "--result", str(out), "--bag", str(held_out), "--report", str(report)]) == 0

@@ -1,4 +1,4 @@
-"""The unmodelled load's own physical consistency (issue 19 item 2, leftover): the conditional mean of the load
+"""The unmodelled load's own physical consistency: the conditional mean of the load
 given the link-plus-load sum need not be a physical body; the reported one is projected onto the fully consistent set
 with the payload identification's LMI (estimation.payload.fit_body_lmi), in the metric of its posterior."""
 

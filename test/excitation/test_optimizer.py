@@ -165,7 +165,7 @@ def test_time_budget_returns_the_best_feasible_so_far(panda, panda_config):
 
 
 def test_what_the_optimizer_returns_passes_the_execution_check_with_its_effort_bound():
-    """Issue 19: `dynid demo --urdf xarm7.urdf` ended with "nominal torque -40.0006 ... outside the limits [-40, 40]":
+    """`dynid demo --urdf xarm7.urdf` ended with "nominal torque -40.0006 ... outside the limits [-40, 40]":
     the optimizer did not bound the torques the execution check bounds. Both now use one effort bound
     (excitation.limits.effort_bounds): the optimizer's result passes robot_limits.check_motion, effort included."""
     from dynid_ros.excitation.limits import effort_bounds

@@ -173,7 +173,7 @@ def test_simulate_bag_onto_a_foreign_directory_is_refused_then_its_own_bag_is_re
 
 
 def test_a_continuous_joint_reporting_unwrapped_angles_is_not_refused(tmp_path):
-    """Issue 18 item 4: panda_joint7 made continuous; the arm reports it at 4.0 rad (unwrapped), outside the +-pi
+    """The Panda's joint 7 (panda_joint7) made continuous; the arm reports it at 4.0 rad (unwrapped), outside the +-pi
     design window: the excitation runs turned by one whole turn (same configuration), not refused; a revolute
     joint outside its range still is."""
     text = PANDA_URDF.read_text().replace('<joint name="panda_joint7" type="revolute">',

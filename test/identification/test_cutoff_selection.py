@@ -1,4 +1,4 @@
-"""The filter cutoff chosen from the data (issue 19, item 3: processing ``cutoff_hz: auto``): candidates from the
+"""The filter cutoff chosen from the data (processing ``cutoff_hz: auto``): candidates from the
 motion's bandwidth, time-blocked cross-validation picks one; the choice is recorded and validation uses it; an
 explicit cutoff wins. On the real Panda it picks about the hand-tuned 6 Hz and keeps the held-out error."""
 

@@ -1,4 +1,4 @@
-"""Streamed identification (issue 21 item 1): a bag read in chunks, processed chunk by chunk, the regressor
+"""Streamed identification: a bag read in chunks, processed chunk by chunk, the regressor
 compressed block by block, gives the in-memory result.
 
 Short synthetic Panda bags (1 kHz, torque from the model plus noise, jittered stamps, a gap) with tiny chunks

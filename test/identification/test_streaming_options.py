@@ -1,4 +1,4 @@
-"""Streamed identification with the options that transform each sample on the way in (issue 21 item 1, leftovers):
+"""Streamed identification with the options that transform each sample on the way in:
 ``--effort-scale-file`` (per-joint gains by name) and ``--abs-effort`` (effort = |tau|, Pennese et al. 2021), and the
 one console line of the options still read in memory (sigmoid friction).
 

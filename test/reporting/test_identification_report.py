@@ -1,4 +1,4 @@
-"""The report a person reads (issue 19, item 1): ``dynid identify`` writes ``report.html`` (self-contained) and
+"""The report a person reads: ``dynid identify`` writes ``report.html`` (self-contained) and
 ``report.md`` with its PNGs; ``dynid validate --report F`` writes F's HTML beside F; a joint whose residual is a
 torque the model lacks (a spring) is flagged; a headless Chromium renders the page as a person would see it."""
 
@@ -40,7 +40,7 @@ def _motion(t: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, n
 @pytest.fixture(scope="module")
 def spring_case(tmp_path_factory) -> dict:
     """Panda torques (nominal inertials, friction) plus a spring on joint 4 of 10 % of its gravity torque span
-    (issue 19, case f) and 1 % white noise; 20 s at 200 Hz to identify, another motion to validate. Identified
+    and 1 % white noise; 20 s at 200 Hz to identify, another motion to validate. Identified
     with the position-dependent torque term off (``model: position_torque: off``), so that the report's flag and
     the data weight of the unmodelled spring are what is shown; with the default, the term models it
     (:func:`test_the_default_models_the_spring_and_the_report_names_it`)."""
@@ -206,7 +206,7 @@ def test_document_renders_the_same_content_to_html_and_markdown(tmp_path):
 
 
 def test_a_tool_the_urdf_lacks_is_reported_as_a_tool_not_absorbed_into_the_links(tmp_path):
-    """Issue 19 case (e): a 1 kg tool 5 cm beyond the last link's frame, absent from the nominal URDF. The default
+    """A 1 kg tool 5 cm beyond the last link's frame, absent from the nominal URDF. The default
     command models it as a body of its own: report.json's unmodelled_load has its mass within 20 %, every link
     stays within [0.5x, 2x] of the truth, and the readable report names it."""
     from dynid_ros.robot.parameters import link_parameters

@@ -94,7 +94,7 @@ def test_coupled_wrist_identified_in_motor_coordinates(runs):
     assert joint_error > 2 * error and min(per_joint[2:]) > 3 * max(per_joint[:2])  # the wrist, not the arm
     coupled = [w for w in uncoupled.warnings if "look coupled" in w]
     assert len(coupled) == 1 and "joints j3 and j4 look coupled" in coupled[0]
-    # model error, not information: the coupled joints' data count less (issue 19 item 4)
+    # Model error, not information: the coupled joints' data count less
     assert [w.split(":")[0] for w in uncoupled.warnings if "its data count" in w] == ["joint j3", "joint j4"]
 
 

@@ -359,7 +359,7 @@ def test_a_locked_joint_named_like_a_link_loads():
 def test_the_excitation_criterion_does_not_depend_on_the_robots_size():
     """In SI units the base regressor's condition number at random states is 35-60 for a 5-29 kg arm but 6.8e5 for
     the 0.6 kg SO-100 (its inertia columns are 1e-5 of its mass columns); with unit-norm columns it is about 5 for
-    all of them, so one threshold fits every robot and a derived config needs no allowance (issue 19)."""
+    all of them, so one threshold fits every robot and a derived config needs no allowance."""
     from dynid_ros.dynamics.base_parameters import random_states
     from dynid_ros.dynamics.conditioning import scaled_condition_number
     from dynid_ros.dynamics.regressor import regressor

@@ -3,8 +3,9 @@
 First the simulator's departures from the identified model are checked against their definitions (Stribeck
 friction, torque-sensor gain, exact inertial offsets); then each robustness case runs the default command on the
 embedded Panda and must: succeed, keep every link mass within [0.5x, 2x] of the truth (times the sensor gain where
-one is injected), and reach a held-out error within 1.1x that of the true parameters. Issue 19's cases: a 1 kg tool
-the URDF lacks is reported as a load within ±20 % (e), a spring on a joint flags that joint and no other (f), and a
+one is injected), and reach a held-out error within 1.1x that of the true parameters. Where the URDF misses
+something: a 1 kg tool the URDF lacks is reported as a load within ±20 % (e), a spring on a joint flags that joint
+and no other (f), and a
 0.6 kg and a 30 kg arm with the same relative URDF errors meet the same criteria (g). No case but (f) gains a
 position-dependent torque term (item 4: never without evidence); in (f) the term models the spring.
 """
@@ -132,7 +133,7 @@ def test_default_identification_is_robust(case):
     assert case["link_masses_within_half_to_double"], ratios
     assert all(0.5 <= r <= 2.0 for r in ratios.values()), ratios
     assert case["ratio_to_noise_floor"] <= 1.1, (case["case"], case["ratio_to_noise_floor"])
-    assert case["position_torque"] is None, case["position_torque"]  # no spring: no term (issue 19 item 4)
+    assert case["position_torque"] is None, case["position_torque"]  # no spring: no term
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +142,7 @@ def tool_case():
 
 
 def test_a_tool_the_urdf_lacks_is_reported_as_a_load(tool_case):
-    """Issue 19 (e): the 1 kg tool is found within ±20 % on the last link, not absorbed into the links."""
+    """The 1 kg tool is found within ±20 % on the last link, not absorbed into the links."""
     load = tool_case["unmodelled_load"]
     assert load is not None and load["link"] == "panda_link7", tool_case
     assert 0.8 * TOOL_MASS <= load["mass"] <= 1.2 * TOOL_MASS, load
@@ -150,7 +151,7 @@ def test_a_tool_the_urdf_lacks_is_reported_as_a_load(tool_case):
 
 
 def test_a_spring_on_a_joint_flags_that_joint_only_and_is_modelled():
-    """Issue 19 (f): a spring of 10 % of joint 4's gravity torque span; only joint 4 is flagged as structured, and
+    """A spring of 10 % of joint 4's gravity torque span; only joint 4 is flagged as structured, and
     item 4's cross-validated position-dependent torque models it: the held-out error drops to within 1.1x that of
     the true parameters with the spring, and the recovered torque is the spring's (mean removed) within 10 %."""
     case = run_case("joint_spring")
