@@ -9,6 +9,7 @@ window of one recording (what ``dynid identify``, the identification node and ``
 - :mod:`.cutoff_selection`, :mod:`.position_torque_selection`: choices made on the data by time-blocked
   cross-validation (the filter cutoff, a position-dependent torque per joint);
 - :mod:`.identification_result`, :mod:`.fit_series`: what an identification found and its per-sample fit;
+  :mod:`.excitation_quality`: how well the window excites the parameters;
 - :mod:`.provenance`: where a result came from; :mod:`.timing`: wall-clock time per stage.
 
 Imports robot, data, dynamics and estimation; nothing about reports, variants, execution or ROS.

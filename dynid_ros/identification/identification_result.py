@@ -49,6 +49,9 @@ class IdentificationResult:
     position_torque: dict | None = None
     """Per joint with a position-dependent torque (identification.position_torque_selection ``TermFit.to_dict``), or
     None: none modelled."""
+    excitation: dict | None = None
+    """How well the window excites the parameters (:mod:`dynid_ros.identification.excitation_quality`); None
+    without a trajectory (M(q) and g(q))."""
     recording_start_s: float | None = None
     """The recording's first stamp [s since the epoch] (the time origin of ``--start`` and ``--end``), when known."""
     data_weight: dict | None = None

@@ -40,6 +40,7 @@ from dynid_ros.estimation.position_torque import PositionSeries, flagged_by_posi
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import ExtraBody, flange_load, split_extra_body, with_extra_body
 from dynid_ros.identification.cutoff_selection import CutoffChoice, choose_cutoff
+from dynid_ros.identification.excitation_quality import excitation_quality
 from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.options import IdentificationOptions, position_torque_setting
@@ -199,6 +200,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
                                    **({} if record is None else {"cutoff_choice": record})},
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
+    result.excitation = excitation_quality(model, w_b, data.q, data.dq)
     result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
     result.data_weight = None if weighting is None else weighting[1].to_dict(model.joints)

@@ -14,9 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.dynamics.conditioning import condition_number, scaled_condition_number
-from dynid_ros.dynamics.regressor import regressor_chunks
-from dynid_ros.estimation.estimators import compress
 from dynid_ros.estimation.prior import MASS_RATIO_RANGE
 from dynid_ros.estimation.residual_structure import STRUCTURED_SHARE, JointDiagnostics, joint_diagnostics
 from dynid_ros.identification.fit_series import FitSeries
@@ -49,29 +46,6 @@ def joint_units(model: RobotModel) -> list[tuple[str, str, str]]:
 def diagnostics(fit: FitSeries) -> list[JointDiagnostics]:
     """Per-joint fit diagnostics of a fit series."""
     return joint_diagnostics(fit.joints, fit.tau, fit.tau_hat, fit.q, fit.dq)
-
-
-def excitation_quality(result: IdentificationResult) -> dict | None:
-    """Condition number of the base regressor on the window, plain (SI units) and with unit-norm columns
-    (independent of units and robot size), and per joint the range and peak speed covered, absolute and as a
-    share of the description's limits (None where it has none)."""
-    fit, model = result.fit, result.model
-    if fit is None:
-        return None
-    w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
-    factor = compress(w_b, np.zeros(w_b.shape[0]))[0]  # R^T R = W^T W: the same singular values and column norms
-    joints = []
-    for j, joint in enumerate(fit.joints):
-        lo, hi = model.position_limits[j]
-        span = float(np.ptp(fit.q[:, j]))
-        speed = float(np.abs(fit.dq[:, j]).max())
-        limit_v = float(model.velocity_limits[j])
-        joints.append({"joint": joint, "min": float(fit.q[:, j].min()), "max": float(fit.q[:, j].max()),
-                       "range_share": span / (hi - lo) if np.isfinite(hi - lo) and hi > lo else None,
-                       "peak_speed": speed,
-                       "speed_share": speed / limit_v if np.isfinite(limit_v) and limit_v > 0 else None})
-    return {"condition_number": _finite(condition_number(factor)),
-            "condition_number_scaled": _finite(scaled_condition_number(factor)), "joints": joints}
 
 
 def _finite(value: float) -> float | None:
@@ -117,7 +91,7 @@ def filter_summary(processing: dict) -> str:
 def build_document(result: IdentificationResult, provenance: dict, figure_dir: Path,
                    quality: dict | None = None) -> tuple[Document, list[JointDiagnostics]]:
     """The identification report, its figures written into ``figure_dir``, and the per-joint diagnostics
-    (``quality``: :func:`excitation_quality`, when already computed)."""
+    (``quality``: the result's ``excitation``)."""
     doc = Document("dynid identification report")
     worst = max(result.relative_error_per_joint) if result.relative_error_per_joint else float("nan")
     doc.paragraph(f"{result.options.method} ({result.options.consistency}): solver status {result.solver_status}, "
@@ -250,15 +224,15 @@ def _float(value: object) -> float | None:
 
 def excitation_section(doc: Document, result: IdentificationResult, figure_dir: Path,
                        quality: dict | None = None) -> None:
-    """Condition numbers and the per-joint range and speed covered (``quality``: :func:`excitation_quality`)."""
-    quality = quality or excitation_quality(result)
+    """Condition numbers and the per-joint range and speed covered (``quality``: the result's ``excitation``)."""
+    quality = quality or result.excitation
     doc.heading("Excitation quality")
     if quality is None:
         doc.paragraph("No trajectory (identified from M(q) and g(q)).")
         return
-    doc.paragraph(f"Condition number of the base regressor on the window: {quality['condition_number']:.4g} in SI "
-                  f"units; {quality['condition_number_scaled']:.4g} with unit-norm columns (independent of units and "
-                  f"robot size).")
+    plain, scaled = (_condition(quality[key]) for key in ("condition_number", "condition_number_scaled"))
+    doc.paragraph(f"Condition number of the base regressor on the window: {plain} in SI units; {scaled} with "
+                  "unit-norm columns (independent of units and robot size).")
     units = joint_units(result.model)
     rows = [[j["joint"], f"{j['min']:.3f} … {j['max']:.3f} {units[k][0]}", _percent(j["range_share"]),
              f"{j['peak_speed']:.3f} {units[k][1]}", _percent(j["speed_share"])]
@@ -268,6 +242,11 @@ def excitation_section(doc: Document, result: IdentificationResult, figure_dir: 
     doc.figure(plots.plot_coverage(fit.joints, fit.q, fit.dq, result.model.position_limits,
                                    result.model.velocity_limits, figure_dir / FIGURES["coverage"]),
                "Share of each joint's range and velocity limit the data cover.")
+
+
+def _condition(value: float | None) -> str:
+    """A condition number as read: None (infinite) means a base parameter the window does not excite."""
+    return "unbounded (a base parameter is not excited)" if value is None else f"{value:.4g}"
 
 
 def _percent(share: float | None) -> str:
@@ -291,7 +270,7 @@ def write_identification_report(result: IdentificationResult, provenance: dict, 
     """Write ``report.html``, ``report.md`` and its PNGs into ``directory``; returns the ``report.json`` keys
     ``joint_diagnostics`` (None without a torque fit) and ``excitation``."""
     directory = Path(directory)
-    quality = excitation_quality(result)
+    quality = result.excitation
     doc, found = build_document(result, provenance, directory, quality)
     (directory / HTML_FILE).write_text(doc.html(), encoding="utf-8")
     (directory / MARKDOWN_FILE).write_text(doc.markdown(directory), encoding="utf-8")
