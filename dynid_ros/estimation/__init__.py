@@ -1,6 +1,7 @@
 """Estimators: from a base regressor and torques to parameters with uncertainties. No pipeline, no I/O.
 
-- :mod:`.estimators`: OLS, WLS and FBPE/MAP (Sousa & Cortesão 2014 eq. 60, 64-75);
+- :mod:`.estimators`: OLS, WLS and FBPE/MAP (Sousa & Cortesão 2014 eq. 60, 64-75); :mod:`.method`: the estimator
+  chosen by name (``--method``), one dispatch for every caller;
 - :mod:`.prior`: the CAD (nominal URDF) prior and link realism;
 - :mod:`.identifiability`: which base parameters the data determine; :mod:`.residual_model`: how much
   information correlated residuals carry (and the noise floor);

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import asdict
 
 import numpy as np
@@ -132,7 +131,6 @@ def test_default_processing_meets_the_panda_held_out_error() -> None:
     derived from the bandwidth of the fit window (6.9 Hz) is used on the held-out window too, as ``dynid validate``
     does (2.67 %).
     """
-    logging.getLogger("dynid_ros").setLevel(logging.ERROR)
     series = panda_series()
     model = load_model(urdf=example_robot_urdf(PANDA_ERD), joints=list(PANDA_ARM_JOINTS))
     layout = model.layout_for(("viscous", "coulomb", "offset"), True)
