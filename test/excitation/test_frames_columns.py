@@ -5,7 +5,6 @@ limits are the authority (refused when absent); a coupled URDF's joints stay wit
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import yaml
 
 from dynid_ros.cli.main import main
@@ -18,6 +17,7 @@ from dynid_ros.robot.frames import load_frames_robot
 from dynid_ros.robot.model import load_model
 
 from support.coupled_arm import ARM, COUPLING, JOINTS, SECTION  # the coupled-wrist arm of those tests
+from support.gradient_check import directional_slope
 from support.paths import REPO
 
 PSM = REPO / "config" / "dvrk_psm.yaml"
@@ -39,9 +39,10 @@ def test_frames_objective_gradient_matches_finite_differences():
     x = problem.start(np.random.default_rng(1))
     _, gradient = problem.objective(x)
     direction = problem.project_rest(np.random.default_rng(2).normal(size=x.size))
-    h = 1e-5
-    numeric = (problem.objective(x + h * direction, False)[0] - problem.objective(x - h * direction, False)[0])
-    assert gradient @ direction == pytest.approx(numeric / (2 * h), rel=1e-3)
+    # the objective carries ~1e-7 of kernel-dependent round-off and jumps where a sign(q') column switches: a
+    # single central difference is noise; the median of many, with its own uncertainty, is not
+    slope = directional_slope(lambda y: problem.objective(y, False)[0], x, direction, span=1e-3)
+    assert slope.agrees_with(gradient @ direction), (gradient @ direction, slope)
 
 
 def test_excite_the_psm_from_its_config(tmp_path, capsys):
