@@ -1,6 +1,7 @@
 """Session set-up of the tests: control_msgs built into the venv (once), composition_interfaces too when the
 launch stack is announced (``DYNID_ROS2_LAUNCH``, see launch_stack.py), node fixtures from ros_helpers."""
 
+import logging
 import os
 import shutil
 import tempfile
@@ -34,3 +35,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if reporter is not None:
         for message in messages:
             reporter.write_line(message)
+
+
+@pytest.fixture(autouse=True)
+def package_logs_reach_caplog() -> None:
+    """The package's loggers propagate to the root logger (where caplog listens) whatever was imported first:
+    ``launch.logging`` installs ``LaunchLogger`` (``propagate = False``) as the class of every logger created after
+    it is imported, so a ``dynid_ros`` module imported after a launch test would log past caplog."""
+    logging.getLogger("dynid_ros")  # the parent exists before a test's caplog.at_level(logger="dynid_ros") makes it
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if name.startswith("dynid_ros") and isinstance(logger, logging.Logger):
+            logger.propagate = True

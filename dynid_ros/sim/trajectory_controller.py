@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynid_ros.errors import ConfigError
+from dynid_ros.excitation.torques import nominal_torques
 from dynid_ros.execution.follow_joint_trajectory import (
     GOAL_TOLERANCE_VIOLATED,
     PATH_TOLERANCE_VIOLATED,
@@ -92,6 +93,11 @@ class SimulatedTrajectoryController:
         self.last_sample = None
         self.steps = 0
         self._lock = threading.Lock()
+        # The limits check of a trajectory computes nominal torques with the compiled regressor kernel, which
+        # its first call compiles or loads from numba's cache (~2 s, more on a loaded machine): done here, so
+        # the first trajectory starts when it arrives, as a real controller's does.
+        rest = np.zeros((1, len(robot.joints)))
+        nominal_torques(robot.model, rest, rest, rest)
 
     def steps_due(self, elapsed_s: float) -> tuple[int, int]:
         """``(steps to run now, steps dropped)`` to be at ``elapsed_s`` of real time (at most
