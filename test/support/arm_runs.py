@@ -8,6 +8,7 @@ the URDF's inertials with viscous and Coulomb friction, an offset and armature (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +49,16 @@ def write_arm(directory: Path) -> Path:
     return path
 
 
-def motion(t: np.ndarray, period: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two harmonics per joint of ``1 - cos``: at rest at ``t = 0`` and ``t = period`` (q, q', q'')."""
+AMPLITUDE = np.array([[1.0, 0.5], [0.8, 0.4], [1.0, 0.6]])
+"""Per joint, the amplitude [rad/s] of each harmonic of the velocity (two harmonics)."""
+RICH = np.array([[1.0, 0.6, -0.5, 0.3], [0.8, -0.5, 0.4, 0.3], [1.2, 0.7, -0.6, 0.4]])
+"""Four harmonics: a motion that excites every base parameter of the arm."""
+
+
+def motion(t: np.ndarray, period: float, amplitude: np.ndarray = AMPLITUDE
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Harmonics of ``1 - cos`` per joint: at rest at ``t = 0`` and ``t = period`` (q, q', q'')."""
     w = 2 * np.pi / period
-    amplitude = np.array([[1.0, 0.5], [0.8, 0.4], [1.0, 0.6]])
     q, dq, ddq = (np.zeros((t.size, 3)) for _ in range(3))
     for j in range(3):
         for h, a in enumerate(amplitude[j], start=1):
@@ -62,18 +69,32 @@ def motion(t: np.ndarray, period: float) -> tuple[np.ndarray, np.ndarray, np.nda
     return q, dq, ddq
 
 
-def arm_run(directory: Path, seconds: float = 8.0, rate: float = 250.0, noise: float = 0.02,
-            seed: int = 0) -> ArmRun:
+def arm_run(directory: Path, seconds: float = 8.0, rate: float = 250.0, noise: float = 0.02, seed: int = 0, *,
+            amplitude: np.ndarray = AMPLITUDE, extra: str = "",
+            extra_torque: Callable[[np.ndarray], np.ndarray] | None = None) -> ArmRun:
     """The arm moving for ``seconds`` (one period of :func:`motion`) at ``rate`` Hz, its effort the exact inverse
-    dynamics of the truth plus Gaussian noise of ``noise`` N m; stamps from :data:`T0`."""
+    dynamics of the truth plus Gaussian noise of ``noise`` N m; stamps from :data:`T0`. ``extra``: URDF text of
+    the recorded arm that the URDF written lacks (a payload: ``serial_arm``'s ``extra``); ``extra_torque(q)``: a
+    torque the URDF cannot express (a spring), added to the effort. ``truth``: the parameters of the written URDF's
+    layout (without ``extra``)."""
     urdf = write_arm(directory)
     model = load_model(urdf=urdf)
     layout = model.layout_for(("viscous", "coulomb", "offset"), True)
     truth = nominal_parameters(model, layout)
     for symbol, values in TRUTH_JOINT_TERMS.items():
         truth[layout.indices(symbol)] = values
+    recorded, recorded_truth = model, truth
+    if extra:
+        path = Path(directory) / "recorded_arm.urdf"
+        path.write_text(serial_arm("fleet_arm", FLEET_LINKS, LIMITS, extra))
+        recorded = load_model(urdf=path)
+        recorded_truth = nominal_parameters(recorded, layout)
+        recorded_truth[layout.n_link_parameters:] = truth[layout.n_link_parameters:]
     t = np.arange(int(round(seconds * rate)) + 1) / rate
-    q, dq, ddq = motion(t, seconds)
-    tau = torques(model, layout, truth, q, dq, ddq) + np.random.default_rng(seed).normal(0.0, noise, q.shape)
+    q, dq, ddq = motion(t, seconds, amplitude)
+    tau = torques(recorded, layout, recorded_truth, q, dq, ddq)
+    tau += np.random.default_rng(seed).normal(0.0, noise, q.shape)
+    if extra_torque is not None:
+        tau += extra_torque(q)
     series = JointStateSeries(list(JOINTS), T0 + t, q, dq, tau)
     return ArmRun(urdf, model, layout, truth, series)
