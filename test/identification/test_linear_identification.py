@@ -29,6 +29,7 @@ from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.model import load_model
 
 from support.arm_runs import RICH, arm_run
+from support.paths import REPO
 
 PAYLOAD = """  <link name="payload"><inertial><origin xyz="0 0 0"/><mass value="1.0"/>
     <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
@@ -272,3 +273,21 @@ def test_fit_rows_and_segment_warnings_by_hand():
     assert segment_warnings(segments) == ["2 gap(s) in the stamps: 3 segments processed separately: "
                                           "0.000-2.500 s, 2.800-2.900 s (left out: too short), 3.000-6.250 s"]
 
+
+def test_continuous_joints_are_unwrapped_before_filtering(tmp_path):
+    """A continuous joint turning at 2 rad/s, reported wrapped to [-pi, pi): the processed
+    velocity is 2 rad/s throughout (no filtering across the wrap)."""
+
+    urdf = tmp_path / "panda_continuous.urdf"
+    source = REPO / "urdf" / "panda.urdf"
+    urdf.write_text(source.read_text().replace('<joint name="panda_joint7" type="revolute">',
+                                               '<joint name="panda_joint7" type="continuous">'))
+    model = load_model(urdf=urdf)
+    t = np.arange(0.0, 6.0, 1e-3)
+    q = np.zeros((t.size, 7))
+    q[:, 6] = np.mod(3.0 + 2.0 * t + np.pi, 2 * np.pi) - np.pi  # wraps about every 3.1 s
+    series = JointStateSeries(list(model.joints), t + 10.0, q, None, np.zeros_like(q))
+    data = process(prepare_series(series, model, IdentificationOptions()),
+                   ProcessingOptions(velocity_source="differentiate"))
+    np.testing.assert_allclose(data.dq[:, 6], 2.0, atol=1e-3)  # a wrap filtered would be off by radians
+    np.testing.assert_allclose(data.q[:, 6], 3.0 + 2.0 * (data.t - 10.0) - 2 * np.pi * (q[0, 6] < 0), atol=1e-4)
