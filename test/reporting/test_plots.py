@@ -9,6 +9,7 @@ import pytest
 
 from dynid_ros.reporting.plots import (
     PLOT_DPI,
+    envelope,
     identifiable_parameters,
     markdown_table,
     parameter_distances,
@@ -138,3 +139,20 @@ def test_markdown_table():
     text = markdown_table([{"a": 1.23456789, "b": "x"}, {"a": 2}], ["a", "b"])
     assert text.splitlines() == ["| a | b |", "|---|---|", "| 1.235 | x |", "| 2 |  |"]
 
+
+def test_plot_envelope_keeps_every_peak_in_time_order():
+    """The fit plot draws each series reduced to its min and max per pixel column: every extreme of the full
+    series is drawn, in time order, and short series are drawn whole."""
+    rng = np.random.default_rng(3)
+    t = np.linspace(0.0, 60.0, 60_001)
+    y = np.sin(2 * np.pi * 0.3 * t) + 0.05 * rng.normal(size=t.size)
+    y[12_345] = 4.0  # a single-sample spike must survive
+    times, values = envelope(t, y, 500)
+    assert values.size == 1000 and np.all(np.diff(times) >= 0)
+    assert values.max() == 4.0 and values.min() == y.min()
+    edges = np.linspace(0, t.size, 501).astype(int)
+    bins = [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    assert np.allclose(values.reshape(-1, 2).max(axis=1), [y[b].max() for b in bins])
+    assert np.allclose(values.reshape(-1, 2).min(axis=1), [y[b].min() for b in bins])
+    short_t, short_y = envelope(t[:800], y[:800], 500)
+    assert short_y.size == 800

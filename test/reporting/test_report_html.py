@@ -100,3 +100,15 @@ def test_only_dynids_own_html_is_recognised(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00\x81")
     assert not is_own_html(binary) and not is_own_html(tmp_path / "absent.html") and not is_own_html(tmp_path)
 
+
+def test_document_renders_the_same_content_to_html_and_markdown(tmp_path):
+    doc = Document("T")
+    doc.heading("Links")
+    doc.table(["link", "ratio"], [["l1", 1.0], ["l2", 0.1]], highlight={1})
+    (tmp_path / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    doc.figure(tmp_path / "a.png", "caption <b>")
+    page = doc.html()
+    assert '<tr class="warn"><td>l2</td>' in page and "caption &lt;b&gt;" in page
+    assert "data:image/png;base64,iVBORw0KGgo=" in page
+    markdown = doc.markdown(tmp_path)
+    assert "| ⚠ l2 | 0.1 |" in markdown and "![caption <b>](a.png)" in markdown
