@@ -11,6 +11,14 @@ from dynid_ros.estimation.residual_model import integrated_autocorrelation_time,
 from support.correlated_noise import ar1
 
 
+def test_integrated_autocorrelation_time_of_ar1_noise():
+    rng = np.random.default_rng(11)
+    assert integrated_autocorrelation_time(rng.normal(size=5000)) == pytest.approx(1.0, abs=0.15)
+    e = ar1(rng, 20000, 0.8, 2)
+    assert integrated_autocorrelation_time(e[:, 0]) == pytest.approx(9.0, rel=0.2)
+    assert residual_inflation(e) == pytest.approx(9.0, rel=0.2)
+
+
 @pytest.mark.parametrize("phi", [0.5, 0.9])
 def test_ar1_of_other_correlations(phi):
     e = ar1(np.random.default_rng(3), 40000, phi, 1)[:, 0]

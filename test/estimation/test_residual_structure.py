@@ -78,3 +78,16 @@ def test_white_noise_is_not_structured():
     assert not d.structured and d.explained_by is None
     assert d.autocorrelation_time == pytest.approx(1.0, abs=0.2)
 
+
+def test_structured_share_tells_a_spring_from_correlated_noise():
+    rng = np.random.default_rng(1)
+    n = 4000
+    q = np.sin(np.linspace(0, 12, n)) + 0.3 * np.sin(np.linspace(0, 31, n))
+    dq = np.gradient(q)
+    noise = np.convolve(rng.standard_normal(n + 20), np.ones(20) / 20, mode="valid")[:n]  # tau_int ~ 20
+    assert explained_share(noise, q) < 0.1
+    clean, spring = joint_diagnostics(["a", "b"], np.column_stack([3 * q, 3 * q]),
+                                      np.column_stack([3 * q - noise, 3 * q - noise - 0.5 * q]),
+                                      np.column_stack([q, q]), np.column_stack([dq, dq]))
+    assert not clean.structured and clean.autocorrelation_time > 5
+    assert spring.structured and spring.explained_by == "position"

@@ -16,7 +16,6 @@ from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import write_joint_states
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.regressor import torques
-from dynid_ros.estimation.residual_structure import explained_share, joint_diagnostics
 from dynid_ros.identification.provenance import sha256_path
 from dynid_ros.reporting.report_html import is_own_html
 from dynid_ros.robot.model import load_model, nominal_parameters
@@ -175,20 +174,6 @@ def test_a_headless_browser_shows_the_report_as_a_person_would(spring_case, tmp_
     assert colourful[600:].mean() > 0.005
     rows_with_ink = np.flatnonzero(ink.any(axis=1))
     assert rows_with_ink[-1] - rows_with_ink[0] > 1800  # the page fills the window: figures are shown
-
-
-def test_structured_share_tells_a_spring_from_correlated_noise():
-    rng = np.random.default_rng(1)
-    n = 4000
-    q = np.sin(np.linspace(0, 12, n)) + 0.3 * np.sin(np.linspace(0, 31, n))
-    dq = np.gradient(q)
-    noise = np.convolve(rng.standard_normal(n + 20), np.ones(20) / 20, mode="valid")[:n]  # tau_int ~ 20
-    assert explained_share(noise, q) < 0.1
-    clean, spring = joint_diagnostics(["a", "b"], np.column_stack([3 * q, 3 * q]),
-                                      np.column_stack([3 * q - noise, 3 * q - noise - 0.5 * q]),
-                                      np.column_stack([q, q]), np.column_stack([dq, dq]))
-    assert not clean.structured and clean.autocorrelation_time > 5
-    assert spring.structured and spring.explained_by == "position"
 
 
 def test_a_tool_the_urdf_lacks_is_reported_as_a_tool_not_absorbed_into_the_links(tmp_path):
