@@ -112,3 +112,23 @@ def test_terms_torque_adds_each_term_on_its_joint():
     np.testing.assert_allclose(torque[:, 0], 0.0)
     np.testing.assert_allclose(torque[:, 1], 3.0 * (q[:, 1] - 1.0))
 
+
+@pytest.mark.parametrize("stiffness", [0.0, 1.0])
+def test_cross_validation_keeps_a_term_only_with_evidence(stiffness: float) -> None:
+    """A candidate on a joint whose torque has no position-dependent part (white noise around a linear model) is
+    not kept, whatever the noise draws (none of 200 draws measured); a spring of half the noise's standard
+    deviation is."""
+    kept = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        n_samples, n_dof = 2000, 2
+        t = np.linspace(0.0, 40.0, n_samples)
+        q = np.column_stack([np.sin(0.7 * t), np.sin(1.3 * t + 1.0) + 0.3 * np.sin(0.23 * t)])
+        w = rng.normal(size=(n_samples * n_dof, 4))
+        tau = w @ np.array([1.0, -2.0, 0.5, 3.0]) + rng.normal(0.0, 1.0, n_samples * n_dof)
+        tau.reshape(-1, n_dof)[:, 1] += stiffness * 0.5 * q[:, 1] / np.std(q[:, 1])
+        problem = FitProblem(w, tau, tau, q, np.ones(tau.size, dtype=bool), _least_squares, np.ones(n_dof))
+        (choice,) = choose_terms(problem, [1], [], ["a", "b"])
+        assert choice.flagged and not choice.named
+        kept.append(choice.kept)
+    assert kept == [stiffness > 0] * 5, kept
