@@ -10,10 +10,12 @@ import yaml
 from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation import (
     ExcitationTrajectory,
+    FourierTrajectory,
     limits_from_model,
     load_trajectory,
     save_trajectory,
 )
+from dynid_ros.excitation.trajectory_file import check_rest
 from dynid_ros.robot.config import config_section
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
@@ -98,3 +100,50 @@ def test_shipped_trajectories_are_valid_and_distinct(robot):
                                                                                        rel=1e-9)
         shipped[purpose] = record.trajectory
     assert shipped["identification"].wf != shipped["validation"].wf
+
+
+def test_a_file_without_limits_is_read_without_a_limit_check(tmp_path, panda, panda_limits):
+    traj = trajectory_at_rest(panda_limits, panda.joints, seed=8).scaled(40.0)  # far beyond the Panda's limits
+    record = ExcitationTrajectory(traj, None, float("nan"), {"objective": np.float32(1.5), "sizes": np.arange(3),
+                                                            "nested": {"k": (np.int64(1), 2)}})
+    path = tmp_path / "free.yaml"
+    save_trajectory(path, record)
+    content = yaml.safe_load(path.read_text())  # plain YAML: numpy values as numbers and lists
+    assert "limits" not in content
+    assert content["info"] == {"objective": 1.5, "sizes": [0, 1, 2], "nested": {"k": [1, 2]}}
+    loaded = load_trajectory(path)  # the robot's limits apply where it runs, not here
+    assert loaded.limits is None and np.isnan(loaded.condition_number)
+    np.testing.assert_array_equal(loaded.trajectory.a, traj.a)
+
+
+@pytest.mark.parametrize(("content", "match"), [
+    ("- 1\n- 2\n", "a trajectory file must be a mapping"),
+    ({"joints": ["a"], "wf": 1.0, "q0": [0.0], "a": [[0.0]], "b": [[0.0]], "limits": {"position": [[-1, 1]]}},
+     "limits must have position, velocity and acceleration"),
+    ({"joints": ["a"], "wf": "fast", "q0": [0.0], "a": [[0.0]], "b": [[0.0]]}, "malformed numbers"),
+    ({"joints": ["a"], "wf": 1.0, "q0": [0.0], "a": [[0.0]], "b": [[0.0]], "info": [1]}, "info must be a mapping"),
+])
+def test_load_names_the_file_and_the_problem(tmp_path, content, match):
+    path = tmp_path / "bad.yaml"
+    path.write_text(content if isinstance(content, str) else yaml.safe_dump(content))
+    with pytest.raises(TrajectoryError, match=f"bad.yaml: {match}"):
+        load_trajectory(path)
+
+
+def test_a_failed_save_leaves_nothing_behind(tmp_path, panda, panda_limits):
+    record = ExcitationTrajectory(trajectory_at_rest(panda_limits, panda.joints), panda_limits, 10.0)
+    target = tmp_path / "taken.yaml"
+    target.mkdir()  # a directory where the file would go: the rename fails
+    with pytest.raises(OSError):
+        save_trajectory(target, record)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.yaml"] and target.is_dir()
+
+
+def test_check_rest_names_the_moving_joint(panda, panda_limits):
+    traj = trajectory_at_rest(panda_limits, panda.joints, seed=9)
+    check_rest(traj)
+    b = traj.b.copy()
+    b[4, 0] += 0.05
+    with pytest.raises(TrajectoryError, match="joint panda_joint5: acceleration .* at t = 0 s; the trajectory must "
+                                              "start and end at rest"):
+        check_rest(FourierTrajectory(traj.joints, traj.wf, traj.q0, traj.a, b))

@@ -8,7 +8,7 @@ import pytest
 
 from dynid_ros.errors import TrajectoryError
 from dynid_ros.excitation import FourierTrajectory, check_trajectory_limits
-from dynid_ros.execution.execution_profile import build_execution_profile
+from dynid_ros.execution.execution_profile import MIN_APPROACH_S, approach_duration, build_execution_profile
 
 from support import excitation_cases
 from support.excitation_cases import panda_model, trajectory_at_rest
@@ -68,3 +68,51 @@ def test_execution_profile_rejects_bad_input(panda, panda_limits):
         build_execution_profile(moving, traj.q0)
     profile = build_execution_profile(traj, traj.evaluate(np.zeros(1))[0][0])  # already there, no limits
     assert profile.t_excitation_start == pytest.approx(1.0)  # the minimum approach
+
+
+def test_approach_duration_is_the_slowest_of_the_quintic_bounds(panda_limits):
+    delta = np.zeros(7)
+    delta[2] = 1.2
+    v, a = 0.5 * panda_limits.velocity[2], 0.5 * panda_limits.acceleration[2]
+    expected = max(1.0, 1.875 * 1.2 / v, np.sqrt(10 / np.sqrt(3) * 1.2 / a))  # the quintic's peaks
+    assert approach_duration(delta, panda_limits) == pytest.approx(expected, rel=1e-12)
+    assert approach_duration(np.full(7, 1e-3), panda_limits) == MIN_APPROACH_S
+    assert approach_duration(np.array([2.0]), None) == pytest.approx(max(1.875 * 2.0 / 0.5, np.sqrt(
+        10 / np.sqrt(3) * 2.0 / 1.0)))
+
+
+def test_the_approach_peaks_where_the_quintic_does(panda, panda_limits):
+    traj = trajectory_at_rest(panda_limits, panda.joints, seed=10)
+    q_first = traj.evaluate(np.zeros(1))[0][0]
+    q_start = q_first.copy()
+    q_start[1] -= 0.8
+    profile = build_execution_profile(traj, q_start, limits=panda_limits)
+    _, _, dq, ddq = profile.sample_at_rate(5000.0)
+    approach = slice(0, int(profile.t_excitation_start * 5000))
+    assert np.abs(dq[approach, 1]).max() == pytest.approx(1.875 * 0.8 / profile.approach_s, rel=1e-4)
+    assert np.abs(ddq[approach, 1]).max() == pytest.approx(10 / np.sqrt(3) * 0.8 / profile.approach_s ** 2, rel=1e-3)
+    assert np.abs(dq[approach, 1]).max() <= 0.5 * panda_limits.velocity[1] * (1 + 1e-9)
+
+
+def test_the_hold_is_at_rest_at_the_excitations_start(panda, panda_limits):
+    traj = trajectory_at_rest(panda_limits, panda.joints, seed=11)
+    profile = build_execution_profile(traj, traj.q0, cycles=3)
+    assert profile.joints == traj.joints and profile.cycles == 3
+    assert profile.duration == pytest.approx(profile.t_excitation_end + 0.5)
+    hold = np.linspace(profile.t_excitation_end, profile.duration + 1.0, 7)
+    q, dq, ddq = profile.sample(hold)
+    np.testing.assert_allclose(q, np.tile(traj.evaluate(np.zeros(1))[0][0], (7, 1)), atol=1e-12)
+    assert not dq.any() and not ddq.any()
+
+
+def test_more_bad_input(panda, panda_limits):
+    traj = trajectory_at_rest(panda_limits, panda.joints, seed=12)
+    with pytest.raises(TrajectoryError, match="cycles must be a positive integer, got 1.5"):
+        build_execution_profile(traj, traj.q0, cycles=1.5)
+    with pytest.raises(TrajectoryError, match="limits have 2 joints, the trajectory 7"):
+        build_execution_profile(traj, traj.q0, limits=excitation_cases.ExcitationLimits(
+            [[-1, 1], [-1, 1]], [1, 1], [1, 1]))
+    with pytest.raises(TrajectoryError, match="start position needs 7 finite values"):
+        build_execution_profile(traj, np.full(7, np.nan))
+    with pytest.raises(TrajectoryError, match="sampling rate must be positive"):
+        build_execution_profile(traj, traj.q0).sample_at_rate(0.0)
