@@ -109,3 +109,64 @@ def test_recorder_refuses_a_rosbags_without_the_flush_hooks(tmp_path: Path, monk
     monkeypatch.delattr(McapWriter, "close_chunk")
     with pytest.raises(BagError, match="cannot be flushed \\(needs close_chunk, bio\\)"):
         BagRecorder(tmp_path / "bag", "mcap", topics={"/joint_states": JOINT_STATE_TYPE})
+
+
+@pytest.mark.parametrize(("storage", "topics", "match"), [
+    ("rosbag1", {"/joint_states": JOINT_STATE_TYPE}, "storage must be mcap or sqlite3, not 'rosbag1'"),
+    ("mcap", {}, "no topics to record"),
+    ("mcap", {"/x": "my_msgs/msg/Nothing"}, "unknown message type my_msgs/msg/Nothing"),
+])
+def test_recorder_refuses_what_it_cannot_record(tmp_path: Path, storage: str, topics: dict, match: str) -> None:
+    with pytest.raises(BagError, match=match):
+        BagRecorder(tmp_path / "bag", storage, topics)
+    assert not (tmp_path / "bag").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="bug: BagRecorder lets rosbags' WriterError ('exists already') escape from "
+                   "Writer() (created before its try), not a BagError naming the bag")
+def test_recorder_never_writes_into_an_existing_directory(tmp_path: Path) -> None:
+    (tmp_path / "bag").mkdir()
+    (tmp_path / "bag" / "mine.txt").write_text("mine")
+    with pytest.raises(BagError, match="cannot create bag"):
+        BagRecorder(tmp_path / "bag", "mcap", {"/joint_states": JOINT_STATE_TYPE})
+    assert fingerprint(tmp_path / "bag") == {"mine.txt": b"mine"}
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_what_was_flushed_survives_an_abandoned_bag(tmp_path: Path, storage: str) -> None:
+    """A write failed (disk full): the bag is released unfinished; every message flushed before is recovered."""
+    stamps, messages = encode_joint_states(series(40))
+    recorder = BagRecorder(tmp_path / "rec", storage, {"/joint_states": JOINT_STATE_TYPE}, flush_period_s=3600.0)
+    for stamp, data in zip(stamps[:25], messages[:25], strict=True):
+        recorder.write("/joint_states", data, int(stamp))
+    recorder.flush()
+    for stamp, data in zip(stamps[25:], messages[25:], strict=True):  # written, never flushed
+        recorder.write("/joint_states", data, int(stamp))
+    recorder.abandon()
+    recorder.abandon()  # twice: nothing more to release
+    assert not (tmp_path / "rec" / "metadata.yaml").exists()
+    with pytest.raises(BagError, match="recorder is closed"):
+        recorder.write("/joint_states", messages[0], 0)
+    report = repair_bag(tmp_path / "rec")
+    assert 25 <= report["messages"]["/joint_states"] <= 40
+    read = read_joint_states(report["out"])
+    np.testing.assert_array_equal(read.effort[:25], series(40).effort[:25])
+
+
+def test_a_zero_flush_period_makes_every_message_durable(tmp_path: Path) -> None:
+    stamps, messages = encode_joint_states(series(10))
+    recorder = BagRecorder(tmp_path / "rec", "mcap", {"/joint_states": JOINT_STATE_TYPE}, flush_period_s=0.0)
+    for stamp, data in zip(stamps, messages, strict=True):
+        recorder.write("/joint_states", data, int(stamp))
+    recorder.abandon()
+    assert repair_bag(tmp_path / "rec")["messages"] == {"/joint_states": 10}
+
+
+def test_the_bag_is_finished_when_the_caller_fails(tmp_path: Path) -> None:
+    stamps, messages = encode_joint_states(series(5))
+    with pytest.raises(RuntimeError):
+        with BagRecorder(tmp_path / "rec", "sqlite3", {"/joint_states": JOINT_STATE_TYPE}) as recorder:
+            for stamp, data in zip(stamps, messages, strict=True):
+                recorder.write("/joint_states", data, int(stamp))
+            raise RuntimeError("the node stopped")
+    assert bag_info(tmp_path / "rec")["messages"] == {"/joint_states": 5}  # keeps what was recorded

@@ -100,3 +100,34 @@ def test_repair_rejects_what_is_not_a_bag(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(BagError, match="expected one .mcap or .db3 file, found none"):
         repair_bag(tmp_path / "empty")
+
+
+def test_repair_of_a_sqlite3_bag_whose_recorder_died(tmp_path: Path) -> None:
+    """A committed transaction is kept, the open one is not; the input is only read; a complete bag needs nothing."""
+    stamps, messages = encode_joint_states(series(60))
+    recorder = BagRecorder(tmp_path / "rec", "sqlite3", {"/joint_states": JOINT_STATE_TYPE}, flush_period_s=3600.0)
+    for stamp, data in zip(stamps[:40], messages[:40], strict=True):
+        recorder.write("/joint_states", data, int(stamp))
+    recorder.flush()  # committed
+    for stamp, data in zip(stamps[40:], messages[40:], strict=True):
+        recorder.write("/joint_states", data, int(stamp))
+    recorder.abandon()  # as a killed recorder leaves it: no metadata.yaml
+    before = fingerprint(tmp_path / "rec")
+    report = repair_bag(tmp_path / "rec", tmp_path / "fixed")
+    assert fingerprint(tmp_path / "rec") == before
+    assert report["storage"] == "sqlite3" and report["out"] == str(tmp_path / "fixed")
+    assert report["messages"] == {"/joint_states": 40}
+    np.testing.assert_array_equal(read_joint_states(tmp_path / "fixed").effort, series(40).effort)
+    assert repair_bag(tmp_path / "fixed")["out"] is None  # complete now: nothing to do, nothing written
+
+
+def test_the_repaired_bag_goes_beside_never_inside(tmp_path: Path) -> None:
+    bag = write_mcap(tmp_path / "rec", "none")
+    before = fingerprint(bag)
+    for out in (bag, bag / "inside"):
+        with pytest.raises(BagError, match="must not be the damaged bag or inside it"):
+            repair_bag(bag, out)
+    assert fingerprint(bag) == before
+    (tmp_path / "file.txt").write_text("not a bag")
+    with pytest.raises(BagError, match="not a rosbag2 directory"):
+        repair_bag(tmp_path / "file.txt")
