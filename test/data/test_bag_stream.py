@@ -131,3 +131,66 @@ def test_scan_errors_are_the_readers(tmp_path: Path) -> None:
     some[3] = standard(3, velocity=[])
     with pytest.raises(DataError, match="sample 3: no velocity"):
         scan_joint_states(write_raw(tmp_path / "some", some), chunk_messages=2)
+
+
+def _bag(tmp_path: Path, n: int = 400) -> tuple[Path, JointStateSeries]:
+    t = 50.0 + 2e-3 * np.arange(n)
+    q = np.column_stack([np.sin(t), np.cos(t), 0.01 * np.arange(n)])
+    series = JointStateSeries(["a", "b", "c"], t, q, 2 * q, 3 * q + 1.0)
+    return write_joint_states(tmp_path / "bag", series), series
+
+
+def test_rows_serve_the_chosen_joints_scaled_and_checked(tmp_path: Path) -> None:
+    bag, series = _bag(tmp_path)
+    checked: list[tuple[int, int]] = []
+
+    def check(effort: np.ndarray, first: int) -> None:
+        np.testing.assert_allclose(effort, series.effort[first:first + effort.shape[0]][:, [2, 0]])  # before scaling
+        checked.append((first, effort.shape[0]))
+
+    scan = scan_joint_states(bag, chunk_messages=70)
+    rows = scan.rows(["c", "a"], effort_scale=np.array([2.0, -1.0]), effort_check=check)
+    position, velocity, effort = (np.vstack(parts) for parts in zip(*[rows.get(a, a + 90) for a in range(0, 400, 90)]))
+    np.testing.assert_array_equal(position, series.position[:, [2, 0]])
+    np.testing.assert_array_equal(velocity, series.velocity[:, [2, 0]])
+    np.testing.assert_allclose(effort, series.effort[:, [2, 0]] * [2.0, -1.0], rtol=1e-15)
+    assert sum(size for _, size in checked) == 400 and [f for f, _ in checked] == list(range(0, 400, 70))
+    with pytest.raises(ValueError, match="already past row"):
+        rows.get(0, 10)  # rows are served in order only
+    with pytest.raises(DataError, match="joint\\(s\\) z of the model are not in the joint states"):
+        scan.rows(["a", "z"])
+
+
+def test_windows_fields_and_held_positions_are_the_series(tmp_path: Path) -> None:
+    bag, series = _bag(tmp_path)
+    scan = scan_joint_states(bag)
+    read = read_joint_states(bag)
+    for start, end in ((None, None), (0.1, 0.5), (0.0, 0.0), (0.79, None), (2.0, 3.0)):
+        a, b = scan.window_rows(start, end)
+        np.testing.assert_array_equal(scan.t[a:b], read.window(start, end).t)
+    assert scan.check_fields(["a", "c"]) is True  # every joint has a velocity
+    window = read.window(0.1, 0.5)
+    held = scan.held_positions(["b", "c"], 0.1, 0.5)
+    assert held == {"b": pytest.approx(np.median(window.position[:, 1])), "c": pytest.approx(
+        np.median(window.position[:, 2]))}
+    assert scan.held_positions([], None, None) == {}
+    assert scan.names == ["a", "b", "c"] and scan.fields == (True, True, True)
+
+
+def test_decoded_chunks_are_the_same_held_or_read_again(tmp_path: Path, monkeypatch) -> None:
+    bag, _ = _bag(tmp_path)
+    held = scan_joint_states(bag, chunk_messages=150)
+    monkeypatch.setattr(bag_stream, "HOLD_BYTES", 0)
+    again = scan_joint_states(bag, chunk_messages=150)
+    assert held.held is not None and again.held is None
+    first = list(bag_stream.decoded_chunks(held))
+    second = list(bag_stream.decoded_chunks(again))
+    assert [c.first for c in first] == [c.first for c in second] == [0, 150, 300]
+    for x, y in zip(first, second, strict=True):
+        for k in range(3):
+            np.testing.assert_array_equal(x.fields[k], y.fields[k])
+
+
+def test_a_topic_without_messages_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="has no messages"):
+        scan_joint_states(write_raw(tmp_path / "empty", []))
