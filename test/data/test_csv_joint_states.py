@@ -43,3 +43,15 @@ def test_bad_files_are_named(tmp_path, text, rate, match):
     with pytest.raises(DataError, match="no such CSV file"):
         read_csv_joint_states(tmp_path / "absent.csv", ["q"], rate)
 
+
+def test_csv_reader_drops_stale_rows(tmp_path):
+    """Rows that repeat the previous row are stale readings: dropped, the others keep t = k / rate."""
+    rows = np.array([[0.0, 1.0, 2.0], [0.1, 1.1, 2.1], [0.1, 1.1, 2.1], [0.3, 1.3, 2.3]])
+    path = tmp_path / "run.csv"
+    np.savetxt(path, rows, delimiter=",")
+    series = read_csv_joint_states(path, ["q1"], 200.0)
+    np.testing.assert_allclose(series.t, [0.0, 0.005, 0.015])
+    np.testing.assert_allclose(series.effort[:, 0], [2.0, 2.1, 2.3])
+    assert series.info["stale_rows_dropped"] == 1
+    with pytest.raises(DataError, match="3 columns, expected 6"):
+        read_csv_joint_states(path, ["q1", "q2"], 200.0)

@@ -17,7 +17,7 @@ from dynid_ros.cli.main import main
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
 from dynid_ros.dynamics.frame_terms import known_torque, term_columns
 from dynid_ros.dynamics.regressor import regressor_3d
-from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.errors import ConfigError
 from dynid_ros.robot.frames import load_frames_robot
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.parameters import ParameterLayout
@@ -121,19 +121,6 @@ def test_gravity_spring_is_the_mtm_closed_form():
 def test_bad_frames_config(frames, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_frames_robot({"robot": {"joints": ["q1"], "frames": frames}}, "arm.yaml")
-
-
-def test_csv_reader_drops_stale_rows(tmp_path):
-    """Rows that repeat the previous row are stale readings: dropped, the others keep t = k / rate."""
-    rows = np.array([[0.0, 1.0, 2.0], [0.1, 1.1, 2.1], [0.1, 1.1, 2.1], [0.3, 1.3, 2.3]])
-    path = tmp_path / "run.csv"
-    np.savetxt(path, rows, delimiter=",")
-    series = read_csv_joint_states(path, ["q1"], 200.0)
-    np.testing.assert_allclose(series.t, [0.0, 0.005, 0.015])
-    np.testing.assert_allclose(series.effort[:, 0], [2.0, 2.1, 2.3])
-    assert series.info["stale_rows_dropped"] == 1
-    with pytest.raises(DataError, match="3 columns, expected 6"):
-        read_csv_joint_states(path, ["q1", "q2"], 200.0)
 
 
 @pytest.fixture(scope="module")
