@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dynid_ros.dynamics import feasibility
+from dynid_ros.dynamics.bounds import Bounds
 from dynid_ros.errors import ConfigError
 
 from support.rigid_bodies import TWO_LINK_LAYOUT as LAYOUT
@@ -56,3 +57,36 @@ def test_bounds_are_parsed_in_their_own_module_and_checked_not_clipped():
                             [0.1, -1e-7, 0.01, 0.3, 0.4, 0.02]])
     assert b.violations(delta, LAYOUT, tol=1e-6) == []
     assert b.violations(delta, LAYOUT, tol=1e-8) == ["joint j1: fc = -1e-07 < 0"]
+
+
+def test_the_constraints_hold_the_solution_cvxpy_finds():
+    """The nearest parameters to a point that breaks the bounds: every bound holds at the solution."""
+    import cvxpy as cp
+
+    target = np.concatenate([random_body(np.random.default_rng(3)), random_body(np.random.default_rng(4)),
+                             [-0.2, 0.3, -0.01, 0.2, -0.1, 0.02]])
+    bounds = Bounds.from_config({"link_mass": {"upper": [0.1, 0.2]}, "total_mass": [0.0, 2.0],
+                                 "com_box": {"lower": [[0.0, 0.01], [-1, 1], [-1, 1]]}}, LAYOUT)
+    scale = np.abs(target) + 1.0
+    delta = cp.Variable(LAYOUT.n_parameters)
+    cp.Problem(cp.Minimize(cp.sum_squares(delta - target)), bounds.constraints(delta, LAYOUT, scale)).solve()
+    found = np.array(delta.value)
+    assert bounds.violations(found, LAYOUT, tol=1e-6) == []
+    assert 0.1 - 1e-6 <= found[LAYOUT.link_slice(0).start] <= 0.2 + 1e-6
+    assert found[LAYOUT.indices("fv")].min() >= -1e-7 and found[LAYOUT.indices("Ia")].min() >= -1e-7
+    assert bounds.violations(target, LAYOUT)  # the target broke them
+
+
+def test_violations_name_each_bound():
+    delta = np.concatenate([random_body(np.random.default_rng(5)), random_body(np.random.default_rng(6)),
+                            [0.1, 0.1, -0.3, 0.2, 0.1, 0.01]])
+    mass = delta[0]
+    bounds = Bounds(link_mass={0: (mass + 1.0, mass + 2.0)}, total_mass=(0.0, 0.1),
+                    com_box={1: np.array([[5.0, 6.0], [-1.0, 1.0], [-1.0, 1.0]])})
+    found = bounds.violations(delta, LAYOUT)
+    assert found[0].startswith(f"link upper: mass {mass:.6g} outside [{mass + 1.0}, {mass + 2.0}]")
+    assert found[1].startswith("total mass ") and found[1].endswith("outside [0.0, 0.1]")
+    assert found[2] == "link lower: CoM x outside [5.0, 6.0]"
+    assert found[3] == "joint j1: Ia = -0.3 < 0"
+    assert Bounds(armature_nonnegative=False).violations(delta, LAYOUT) == []
+    assert Bounds(friction_nonnegative=False, armature_nonnegative=False).nonnegative_symbols(LAYOUT) == []
