@@ -57,7 +57,9 @@ RICH = np.array([[1.0, 0.6, -0.5, 0.3], [0.8, -0.5, 0.4, 0.3], [1.2, 0.7, -0.6, 
 
 def motion(t: np.ndarray, period: float, amplitude: np.ndarray = AMPLITUDE
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Harmonics of ``1 - cos`` per joint: at rest at ``t = 0`` and ``t = period`` (q, q', q'')."""
+    """Harmonics of ``1 - cos`` per joint: at rest at ``t = 0`` and ``t = period`` (q, q', q''), and every joint
+    at rest at once at ``t = period / 2`` too (where the sign of Coulomb friction is a coin flip: keep that instant
+    off the sample grid when predictions are compared)."""
     w = 2 * np.pi / period
     q, dq, ddq = (np.zeros((t.size, 3)) for _ in range(3))
     for j in range(3):
