@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,25 +11,18 @@ from rosbags.highlevel import AnyReader
 
 from dynid_ros.data.bag_io import (
     JOINT_STATE_TYPE,
-    BagRecorder,
     bag_info,
     encode_joint_states,
     read_joint_states,
-    repair_bag,
     write_joint_states,
 )
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.errors import BagError, DataError
 
+from support.bag_cases import series
 from support.raw_bags import NAMES, TYPES, joint_state, standard, write_raw
 
 STORAGES = ["mcap", "sqlite3"]
-
-
-def series(n_samples: int = 50, t0: float = 100.0) -> JointStateSeries:
-    t = t0 + 0.001 * np.arange(n_samples)
-    base = np.arange(n_samples)[:, None] + np.array([0.1, 0.2, 0.3])
-    return JointStateSeries(list(NAMES), t, base, 10 * base, 100 * base)
 
 
 
@@ -226,174 +215,6 @@ def test_reads_60_s_at_1_khz_quickly(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Recorder and repair
-
-
-@pytest.mark.parametrize("storage", STORAGES)
-def test_recorder_writes_a_standard_bag(tmp_path: Path, storage: str) -> None:
-    stamps, messages = encode_joint_states(series(30))
-    with BagRecorder(tmp_path / "rec", storage, {"/joint_states": JOINT_STATE_TYPE}) as recorder:
-        for stamp, data in zip(stamps, messages):
-            recorder.write("/joint_states", data, int(stamp))
-        with pytest.raises(BagError, match="topic /other was not declared"):
-            recorder.write("/other", messages[0], 0)
-    assert recorder.counts == {"/joint_states": 30}
-    assert bag_info(tmp_path / "rec")["messages"] == {"/joint_states": 30}
-    np.testing.assert_array_equal(read_joint_states(tmp_path / "rec").effort, series(30).effort)
-
-
-CHILD = """
-import sys, time
-from dynid_ros.data.bag_io import BagRecorder, encode_joint_states
-from dynid_ros.data.joint_states import JointStateSeries
-import numpy as np
-path, storage, side = sys.argv[1:4]
-n, count = 7, 60000
-s = JointStateSeries([f"j{i}" for i in range(n)], 1.0 + np.arange(count) * 1e-3, np.zeros((count, n)),
-                     np.zeros((count, n)), np.zeros((count, n)))
-stamps, msgs = encode_joint_states(s)
-recorder = BagRecorder(path, storage, {"/joint_states": "sensor_msgs/msg/JointState"})
-out = open(side, "w", buffering=1)
-start = time.monotonic()
-for i in range(count):
-    recorder.write("/joint_states", msgs[i], int(stamps[i]))
-    if i % 20 == 19:
-        out.write(f"{i + 1} {time.monotonic()}\\n")
-    delay = start + (i + 1) * 1e-3 - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
-"""
-
-
-@pytest.mark.parametrize("storage", STORAGES)
-def test_sigkill_loses_nothing_older_than_a_second(tmp_path: Path, storage: str) -> None:
-    bag, side = tmp_path / "rec", tmp_path / "written.txt"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(bag), storage, str(side)])
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (not side.exists() or side.stat().st_size < 2000):
-            time.sleep(0.05)  # wait until the child has been recording for a while
-        time.sleep(1.5)
-        killed_at = time.monotonic()
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(timeout=30)
-    assert child.returncode == -signal.SIGKILL
-    progress = [line.split() for line in side.read_text().splitlines() if len(line.split()) == 2]
-    must_have = max(int(count) for count, at in progress if float(at) <= killed_at - 1.0)
-    assert must_have >= 500
-    assert not (bag / "metadata.yaml").exists()  # the killed recorder never finished the bag
-
-    before = fingerprint(bag)
-    report = repair_bag(bag)
-    assert fingerprint(bag) == before  # the damaged bag is only read
-    repaired = Path(report["out"])
-    assert repaired == tmp_path / "rec_repaired"
-    recovered = report["messages"]["/joint_states"]
-    assert recovered >= must_have, report
-    with AnyReader([repaired]) as reader:  # a standard tool reads it
-        assert sum(1 for _ in reader.messages()) == recovered
-    read = read_joint_states(repaired)
-    np.testing.assert_allclose(read.t, 1.0 + 1e-3 * np.arange(recovered), atol=1e-9)  # a gap-free prefix
-    with pytest.raises(BagError, match="rec_repaired exists already"):
-        repair_bag(bag)  # never overwrites
-    assert repair_bag(bag, tmp_path / "again")["message_count"] == recovered
-    assert repair_bag(repaired)["out"] is None  # a complete bag: nothing to do, nothing written
-
-
-def fingerprint(directory: Path) -> dict[str, bytes]:
-    """Every file of a directory and its content."""
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def test_repair_stops_at_the_first_damaged_record(tmp_path: Path) -> None:
-    stamps, messages = encode_joint_states(series(3000))
-    recorder = BagRecorder(tmp_path / "rec", "mcap", {"/joint_states": JOINT_STATE_TYPE})
-    for k, (stamp, data) in enumerate(zip(stamps, messages)):
-        recorder.write("/joint_states", data, int(stamp))
-        if k in (999, 1999):
-            recorder.flush()  # two complete chunks of 1000 messages
-    recorder.close()
-    data_file = tmp_path / "rec" / "rec.mcap"
-    (tmp_path / "rec" / "metadata.yaml").unlink()
-    size = data_file.stat().st_size
-    data_file.write_bytes(data_file.read_bytes()[:int(size * 0.8)])  # cuts the third chunk
-    report = repair_bag(tmp_path / "rec")
-    assert report["messages"] == {"/joint_states": 2000} and report["discarded_bytes"] > 0
-    assert "unreadable record" in report["damage"]
-    assert len(read_joint_states(report["out"])) == 2000
-
-
-def write_mcap(path: Path, compression: str, chunks: int = 3, per_chunk: int = 200,
-               extra_channel: bool = False) -> Path:
-    """A rosbag2 MCAP written by the ``mcap`` library as ``ros2 bag`` does (ros2msg schemas, cdr messages, chunks
-    compressed with ``compression``), its recorder killed before metadata.yaml; optionally a protobuf channel."""
-    from mcap.writer import CompressionType
-    from mcap.writer import Writer as McapWriter
-
-    path.mkdir()
-    stamps, messages = encode_joint_states(series(chunks * per_chunk))
-    with open(path / f"{path.name}.mcap", "wb") as stream:
-        record = 31 + len(messages[0])  # opcode, length, channel, sequence, two times, data
-        writer = McapWriter(stream, chunk_size=per_chunk * record - 1, compression=CompressionType[compression.upper()])
-        writer.start(profile="ros2", library="test")
-        schema = writer.register_schema(JOINT_STATE_TYPE, "ros2msg",
-                                        TYPES.generate_msgdef(JOINT_STATE_TYPE, ros_version=2)[0].encode())
-        channel = writer.register_channel("/joint_states", "cdr", schema, {"offered_qos_profiles": ""})
-        other = None
-        if extra_channel:
-            proto = writer.register_schema("foxglove.Log", "protobuf", b"\x0a\x00")
-            other = writer.register_channel("/log", "protobuf", proto)
-        for k, (stamp, data) in enumerate(zip(stamps.tolist(), messages)):
-            writer.add_message(channel, stamp, data, stamp)
-            if other is not None and k % 100 == 0:
-                writer.add_message(other, stamp, b"\x0a\x00", stamp)
-        writer.finish()
-    return path
-
-
-@pytest.mark.parametrize("compression", ["lz4", "zstd", "none"])
-def test_repair_reads_compressed_chunks_into_a_new_bag(tmp_path: Path, compression: str) -> None:
-    """A complete bag with lz4 chunks was 'repaired' into an empty bag and the original deleted."""
-    bag = write_mcap(tmp_path / "rec", compression)
-    before = fingerprint(bag)
-    report = repair_bag(bag)
-    assert fingerprint(bag) == before
-    assert report["messages"] == {"/joint_states": 600} and report["skipped"] == [] and not report["damage"]
-    read = read_joint_states(report["out"])
-    np.testing.assert_array_equal(read.effort, series(600).effort)
-
-
-def test_repair_skips_a_chunk_with_a_bad_crc_and_reports_other_encodings(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from dynid_ros.cli.main import main
-
-    bag = write_mcap(tmp_path / "rec", "none", extra_channel=True)
-    data_file = bag / "rec.mcap"
-    raw = bytearray(data_file.read_bytes())
-    offset = raw.find(encode_joint_states(series(600))[1][300][-16:])  # message 300: inside the second chunk
-    assert offset > 0
-    raw[offset] ^= 0xFF
-    data_file.write_bytes(bytes(raw))
-    assert main(["bag", "repair", str(bag), "--out", str(tmp_path / "fixed")]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert [line for line in out if "crc" in line.lower()] == [next(line for line in out if line.startswith(
-        "skipped chunk"))]  # the CRC error is one line
-    assert any(line.startswith("skipped topic /log (4 message(s)): schema encoding 'protobuf'") for line in out), out
-    kept = read_joint_states(tmp_path / "fixed").position[:, 0] - 0.1  # message k has position k + 0.1
-    lost = np.setdiff1d(np.arange(600), np.round(kept))
-    assert 300 in lost and 150 <= lost.size <= 250 and np.all(np.diff(lost) == 1)  # the damaged chunk, only it
-
-
-def test_repair_rejects_what_is_not_a_bag(tmp_path: Path) -> None:
-    with pytest.raises(BagError, match="no such bag"):
-        repair_bag(tmp_path / "nope")
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(BagError, match="expected one .mcap or .db3 file, found none"):
-        repair_bag(tmp_path / "empty")
-
-
-# ----------------------------------------------------------------------------------------------
 # Decoding and encoding against rosbags' own (de)serializer, on the same bags
 
 
@@ -504,12 +325,3 @@ def test_encoding_is_byte_identical_to_rosbags(velocity: bool) -> None:
                  position=data.position[i], velocity=data.velocity[i] if velocity else np.array([], dtype=float),
                  effort=data.effort[i])
         assert encoded[i] == bytes(TYPES.serialize_cdr(msg, JOINT_STATE_TYPE, little_endian=True)), i
-
-
-def test_recorder_refuses_a_rosbags_without_the_flush_hooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The start-up check: a rosbags version whose MCAP writer lacks ``close_chunk`` (as a future one may)."""
-    from rosbags.rosbag2.storage_mcap import McapWriter
-
-    monkeypatch.delattr(McapWriter, "close_chunk")
-    with pytest.raises(BagError, match="cannot be flushed \\(needs close_chunk, bio\\)"):
-        BagRecorder(tmp_path / "bag", "mcap", topics={"/joint_states": JOINT_STATE_TYPE})

@@ -105,17 +105,6 @@ def test_an_earlier_demo_is_replaced_a_foreign_directory_never(tmp_path):
     assert tree_digest(foreign) == before
 
 
-def test_atomic_rewrite_keeps_a_users_dot_old_sibling(tmp_path):
-    """The old result is moved aside into a fresh temporary directory, never onto a name the user may own."""
-    sibling = user_directory(tmp_path / ".out.old")
-    before = tree_digest(sibling)
-    for text in ("first", "second"):
-        atomic_directory(tmp_path / "out", lambda tmp, text=text: (tmp / "a.txt").write_text(text), RESULT)
-    assert (tmp_path / "out" / "a.txt").read_text() == "second"
-    assert tree_digest(sibling) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.old", "out"]
-
-
 @pytest.mark.parametrize(("out", "inputs", "match"), [
     ("D", ["D/run1"], "would replace the input"),
     ("D/run1", ["D/run1"], "would replace the input"),

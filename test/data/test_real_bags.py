@@ -19,10 +19,8 @@ from rosbags.typesys import Stores, get_typestore
 from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import JOINT_STATE_TYPE, read_joint_states
 from dynid_ros.data.joint_states import JointStateSeries
-from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.identification.identify import identify
-from dynid_ros.identification.linear_identification import prepare_series
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.robot.model import load_model, nominal_parameters
 
@@ -210,25 +208,6 @@ def test_locked_joints_are_held_where_the_data_show_them(tmp_path: Path):
     result = identify(series, IdentificationOptions(joints=moving), urdf=urdf)
     assert result.model.locked_positions == {"panda_joint4": pytest.approx(-1.5)}
     assert result.relative_error < 0.01, result.relative_error
-
-
-def test_continuous_joints_are_unwrapped_before_filtering(tmp_path: Path):
-    """A continuous joint turning at 2 rad/s, reported wrapped to [-pi, pi): the processed
-    velocity is 2 rad/s throughout (no filtering across the wrap)."""
-
-    urdf = tmp_path / "panda_continuous.urdf"
-    source = REPO / "urdf" / "panda.urdf"
-    urdf.write_text(source.read_text().replace('<joint name="panda_joint7" type="revolute">',
-                                               '<joint name="panda_joint7" type="continuous">'))
-    model = load_model(urdf=urdf)
-    t = np.arange(0.0, 6.0, 1e-3)
-    q = np.zeros((t.size, 7))
-    q[:, 6] = np.mod(3.0 + 2.0 * t + np.pi, 2 * np.pi) - np.pi  # wraps about every 3.1 s
-    series = JointStateSeries(list(model.joints), t + 10.0, q, None, np.zeros_like(q))
-    data = process(prepare_series(series, model, IdentificationOptions()),
-                   ProcessingOptions(velocity_source="differentiate"))
-    np.testing.assert_allclose(data.dq[:, 6], 2.0, atol=1e-3)  # a wrap filtered would be off by radians
-    np.testing.assert_allclose(data.q[:, 6], 3.0 + 2.0 * (data.t - 10.0) - 2 * np.pi * (q[0, 6] < 0), atol=1e-4)
 
 
 def test_identification_node_identifies_the_two_publisher_bag(identified, spinner, tmp_path: Path):

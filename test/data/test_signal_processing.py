@@ -7,16 +7,19 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
+from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.bandwidth import passband_multiple
 from dynid_ros.data.joint_states import JointStateSeries
-from dynid_ros.data.signal_processing import ProcessingOptions, apply_effort_scale, process
+from dynid_ros.data.signal_processing import ProcessingOptions, apply_effort_scale, process, settle_samples
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ConfigError, DataError
 from dynid_ros.robot.model import load_model
 
 from support.panda_data import panda_series
+from support.panda_streams import relative
 from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
+from support.stream_reads import panda_stream_bag  # noqa: F401 (fixture)
 
 FREQS = np.array([0.3, 0.7, 1.1])  # Hz, one sine per joint
 AMPS = np.array([0.8, 0.5, 0.3])
@@ -198,3 +201,21 @@ def test_default_cutoff_is_derived_from_the_bandwidth_and_the_sample_rate() -> N
     assert coarse.options.cutoff_hz == pytest.approx(0.4 * coarse.rate_hz) and coarse.options.decimate_hz <= 51
     fixed = process(series, ProcessingOptions(cutoff_hz=6.0))
     assert fixed.options.cutoff_hz == 6.0 and fixed.cutoff_choice is None
+
+
+def test_chunked_processing_equals_whole_segments(bag) -> None:
+    """Every processed sample of the chunked processing equals the whole-segment one to round-off: the overlap
+    (``settle_samples``, from the cutoff and order) covers the zero-phase filter's edge transients."""
+    series = read_joint_states(bag)
+    assert settle_samples(6.0, 4, 1000.0) > 2000  # the overlap follows the filter (2.4 s at the default)...
+    assert 2 * settle_samples(15.0, 4, 1000.0) + 500 < 3000  # ...so at 15 Hz chunks have edges inside the segments
+    for options in (ProcessingOptions(cutoff_hz=15.0),
+                    ProcessingOptions(cutoff_hz=20.0, decimate_hz=None, tau_cutoff_hz=25.0, order=2)):
+        whole, chunked = process(series, options), process(series, options, chunk_s=0.5)
+        assert not np.array_equal(whole.q, chunked.q)  # chunks filtered apart: equal to round-off, not bitwise
+        np.testing.assert_array_equal(chunked.t, whole.t)
+        np.testing.assert_array_equal(chunked.tau_raw, whole.tau_raw)
+        for name in ("q", "dq", "tau"):
+            assert relative(getattr(whole, name), getattr(chunked, name)) < 1e-11, name
+        assert relative(whole.ddq, chunked.ddq) < 1e-9  # differentiated twice: round-off x rate^2
+        assert chunked.segments == whole.segments

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.spatial.transform import Rotation
 
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.errors import ConfigError
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES, ParameterLayout, link_parameters
+
+from support.rigid_bodies import TWO_LINK_LAYOUT as LAYOUT
+from support.rigid_bodies import random_body
 
 # Sousa & Cortesão 2014 Table 1 (Yoshida and Khalil 2000): base parameters of a 3-link robot, in the table's row order.
 TABLE1_EXPRESSIONS = [
@@ -57,15 +59,6 @@ def table1_k(first_link_moment: str = "Iyy1") -> np.ndarray:
         for name, coefficient in terms.items():
             k[row, symbols.index(first_link_moment if name == "Iyy1" else name)] = coefficient
     return k
-
-
-def random_body(rng: np.random.Generator) -> np.ndarray:
-    """Ten parameters of a random box-like rigid body (fully physically consistent)."""
-    mass = rng.uniform(0.5, 5.0)
-    second = rng.uniform(0.002, 0.02, 3) * mass  # second moments about the CoM, principal axes
-    rot = Rotation.random(random_state=int(rng.integers(1 << 31))).as_matrix()
-    inertia = rot @ np.diag([second[1] + second[2], second[0] + second[2], second[0] + second[1]]) @ rot.T
-    return link_parameters(mass, rng.uniform(-0.2, 0.2, 3), inertia)
 
 
 def test_table1_bpft_and_bpfc_reproduce_seed_000():
@@ -157,38 +150,6 @@ def test_scaled_margin_is_a_congruence():
         assert np.allclose(unscaled, feasibility.link_matrix(body, consistency))
 
 
-LAYOUT = ParameterLayout(("j1", "j2"), ("upper", "lower"), ("viscous", "coulomb"), True)
-
-
-def test_bounds_from_config():
-    bounds = feasibility.Bounds.from_config({
-        "link_mass": {"default": [0.1, 10], "lower": [1, 2]},
-        "total_mass": [2, 8],
-        "com_box": {"upper": [[-0.1, 0.1], [-0.2, 0.2], [0.0, 0.5]]},
-        "friction_nonnegative": False,
-    }, LAYOUT)
-    assert bounds.link_mass == {0: (0.1, 10.0), 1: (1.0, 2.0)}
-    assert bounds.total_mass == (2.0, 8.0)
-    assert np.allclose(bounds.com_box[0], [[-0.1, 0.1], [-0.2, 0.2], [0.0, 0.5]])
-    assert not bounds.friction_nonnegative and bounds.armature_nonnegative
-    assert feasibility.Bounds.from_config({"link_mass": [0, 3]}, LAYOUT).link_mass == {0: (0.0, 3.0), 1: (0.0, 3.0)}
-
-
-@pytest.mark.parametrize("mapping, message", [
-    ({"mass": [1, 2]}, "unknown key(s) mass"),
-    ({"link_mass": {"forearm": [1, 2]}}, "unknown link 'forearm'"),
-    ({"com_box": {"hand": [[0, 1], [0, 1], [0, 1]]}}, "unknown link 'hand'"),
-    ({"total_mass": [5, 1]}, "lower bound 5.0 is above upper bound 1.0"),
-    ({"total_mass": "heavy"}, "total_mass must be [lo, hi]"),
-    ({"com_box": {"upper": [[0, 1], [0, 1]]}}, "com_box.upper must be"),
-    ({"armature_nonnegative": "yes"}, "must be true or false"),
-])
-def test_bad_bounds_are_config_errors(mapping, message):
-    with pytest.raises(ConfigError) as err:
-        feasibility.Bounds.from_config(mapping, LAYOUT)
-    assert message in str(err.value) and "\n" not in str(err.value)
-
-
 def test_bounds_constrain_bpfc_and_are_checked():
     rng = np.random.default_rng(2)
     delta = np.concatenate([random_body(rng), random_body(rng), [0.1, 0.2, 0.01, 0.3, 0.4, 0.02]])
@@ -235,19 +196,3 @@ def test_a_non_optimal_status_is_retried_with_the_other_solver():
     none, _, attempts = feasibility.solve_until_optimal(
         lambda scale: cp.Problem(cp.Minimize(cp.sum(x)), [x >= 1.0, x <= 0.0]), "clarabel", x)
     assert none is None and list(attempts) == ["clarabel x1", "clarabel x0.01", "scs x1"]
-
-
-def test_bounds_are_parsed_in_their_own_module_and_checked_not_clipped():
-    """The ``bounds:`` mapping lives in dynid_ros.dynamics.bounds (the LMI mathematics stay in feasibility); the
-    non-negative terms are public; a violation is reported relative to each term's scale."""
-    from dynid_ros.dynamics import bounds
-    from dynid_ros.identification import options
-
-    assert feasibility.Bounds is bounds.Bounds
-    assert options.CONSISTENCIES is feasibility.CONSISTENCIES and options.SOLVERS is feasibility.SOLVERS
-    b = bounds.Bounds()
-    assert b.nonnegative_symbols(LAYOUT) == ["fv", "fc", "Ia"]
-    delta = np.concatenate([random_body(np.random.default_rng(9)), random_body(np.random.default_rng(10)),
-                            [0.1, -1e-7, 0.01, 0.3, 0.4, 0.02]])
-    assert b.violations(delta, LAYOUT, tol=1e-6) == []
-    assert b.violations(delta, LAYOUT, tol=1e-8) == ["joint j1: fc = -1e-07 < 0"]

@@ -3,9 +3,10 @@ import pinocchio as pin
 import pytest
 
 from dynid_ros.dynamics import regressor_kernel
-from dynid_ros.dynamics.regressor import BACKEND_VARIABLE, regressor, regressor_3d, torques
+from dynid_ros.dynamics.regressor import BACKEND_VARIABLE, regressor, regressor_3d, regressor_chunks, torques
 from dynid_ros.robot.model import load_model
 
+from support.panda_streams import URDF
 from support.robots import DATA, PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 
 
@@ -100,3 +101,14 @@ def test_both_backends_are_pinocchio_rnea_plus_friction_and_armature(make_model,
         for s in range(len(q)):
             expected = pin.computeJointTorqueRegressor(pm, data, model.configuration(q[s]), dq[s], ddq[s])
             np.testing.assert_allclose(y[s], expected, atol=1e-10)
+
+
+def test_regressor_chunks_are_the_regressor() -> None:
+    model = load_model(urdf=URDF)
+    layout = model.layout_for()
+    rng = np.random.default_rng(0)
+    q, dq, ddq = (rng.normal(size=(3000, 7)) for _ in range(3))
+    chunks = regressor_chunks(model, layout, q, dq, ddq, np.array([0, 5, 70]))
+    assert len(list(chunks.chunks())) > 1
+    whole = torques(model, layout, np.eye(layout.n_parameters)[:, [0, 5, 70]].sum(axis=1), q, dq, ddq)
+    np.testing.assert_allclose((chunks @ np.ones(3)).reshape(-1, 7), whole, rtol=1e-12, atol=1e-12)

@@ -13,6 +13,7 @@ from dynid_ros.estimation import estimators
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout, link_parameters
 
+from support.correlated_noise import ar1
 from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
 from support.synthetic import fourier_trajectory, random_feasible_delta, synthetic
 
@@ -208,26 +209,6 @@ def test_compression_keeps_every_residual_exactly():
     assert np.allclose(estimators.ols(w_b, tau, 7).beta, np.linalg.lstsq(w_b, tau, rcond=None)[0], rtol=1e-7)
 
 
-def _ar1(rng: np.random.Generator, n: int, phi: float, columns: int) -> np.ndarray:
-    """AR(1) noise of unit variance per column: ``tau_int = (1 + phi) / (1 - phi)``."""
-    e = np.zeros((n, columns))
-    innovation = rng.normal(0.0, np.sqrt(1.0 - phi**2), (n, columns))
-    e[0] = rng.normal(size=columns)
-    for i in range(1, n):
-        e[i] = phi * e[i - 1] + innovation[i]
-    return e
-
-
-def test_integrated_autocorrelation_time_of_ar1_noise():
-    from dynid_ros.estimation.residual_model import integrated_autocorrelation_time, residual_inflation
-
-    rng = np.random.default_rng(11)
-    assert integrated_autocorrelation_time(rng.normal(size=5000)) == pytest.approx(1.0, abs=0.15)
-    e = _ar1(rng, 20000, 0.8, 2)
-    assert integrated_autocorrelation_time(e[:, 0]) == pytest.approx(9.0, rel=0.2)
-    assert residual_inflation(e) == pytest.approx(9.0, rel=0.2)
-
-
 def test_ols_std_is_honest_under_correlated_residuals():
     """With AR(1) residuals (tau_int = 9) the white-noise std of Sousa & Cortesão 2014 eq. 81 is 3x too small;
     the autocorrelation-corrected std matches the spread of the estimates. (On short records the residual's
@@ -238,7 +219,7 @@ def test_ols_std_is_honest_under_correlated_residuals():
     exact = w_b @ (base.K @ truth)
     z, z_white = [], []
     for _ in range(15):
-        noise = 0.02 * _ar1(rng, 3000, 0.8, 6).reshape(-1)
+        noise = 0.02 * ar1(rng, 3000, 0.8, 6).reshape(-1)
         fit = estimators.ols(w_b, exact + noise, layout.n_dof)
         z.append((fit.beta - base.K @ truth) / fit.std)
         z_white.append((fit.beta - base.K @ truth) / (fit.std / np.sqrt(fit.inflation)))

@@ -29,7 +29,6 @@ from dynid_ros.estimation.position_torque import (
 )
 from dynid_ros.identification.identify import identify, identify_bag
 from dynid_ros.identification.options import IdentificationOptions, identification_options
-from dynid_ros.identification.position_torque_selection import FitProblem, choose_terms
 from dynid_ros.robot.model import load_model
 
 from support.panda_streams import TINY, URDF, panda_series, relative
@@ -158,29 +157,3 @@ def test_result_files_carry_the_term_and_validate_applies_it(spring_bag: Path, t
                  "--report", str(without)]) == 0
     errors = [json.loads(p.read_text())["relative_error_per_joint"][SPRING_JOINT] for p in (with_term, without)]
     assert errors[0] < 0.5 * errors[1], errors
-
-
-def _least_squares(w: np.ndarray, tau: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    w = np.asarray(w)
-    return np.linalg.lstsq(w[rows], tau[rows], rcond=None)[0]
-
-
-@pytest.mark.parametrize("stiffness", [0.0, 1.0])
-def test_cross_validation_keeps_a_term_only_with_evidence(stiffness: float) -> None:
-    """A candidate on a joint whose torque has no position-dependent part (white noise around a linear model) is
-    not kept, whatever the noise draws (none of 200 draws measured); a spring of half the noise's standard
-    deviation is."""
-    kept = []
-    for seed in range(5):
-        rng = np.random.default_rng(seed)
-        n_samples, n_dof = 2000, 2
-        t = np.linspace(0.0, 40.0, n_samples)
-        q = np.column_stack([np.sin(0.7 * t), np.sin(1.3 * t + 1.0) + 0.3 * np.sin(0.23 * t)])
-        w = rng.normal(size=(n_samples * n_dof, 4))
-        tau = w @ np.array([1.0, -2.0, 0.5, 3.0]) + rng.normal(0.0, 1.0, n_samples * n_dof)
-        tau.reshape(-1, n_dof)[:, 1] += stiffness * 0.5 * q[:, 1] / np.std(q[:, 1])
-        problem = FitProblem(w, tau, tau, q, np.ones(tau.size, dtype=bool), _least_squares, np.ones(n_dof))
-        (choice,) = choose_terms(problem, [1], [], ["a", "b"])
-        assert choice.flagged and not choice.named
-        kept.append(choice.kept)
-    assert kept == [stiffness > 0] * 5, kept

@@ -16,10 +16,8 @@ from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import write_joint_states
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.regressor import torques
-from dynid_ros.estimation.residual_structure import explained_share, joint_diagnostics
 from dynid_ros.identification.provenance import sha256_path
-from dynid_ros.reporting.plots import envelope
-from dynid_ros.reporting.report_html import Document, is_own_html
+from dynid_ros.reporting.report_html import is_own_html
 from dynid_ros.robot.model import load_model, nominal_parameters
 
 from support.paths import REPO
@@ -178,33 +176,6 @@ def test_a_headless_browser_shows_the_report_as_a_person_would(spring_case, tmp_
     assert rows_with_ink[-1] - rows_with_ink[0] > 1800  # the page fills the window: figures are shown
 
 
-def test_structured_share_tells_a_spring_from_correlated_noise():
-    rng = np.random.default_rng(1)
-    n = 4000
-    q = np.sin(np.linspace(0, 12, n)) + 0.3 * np.sin(np.linspace(0, 31, n))
-    dq = np.gradient(q)
-    noise = np.convolve(rng.standard_normal(n + 20), np.ones(20) / 20, mode="valid")[:n]  # tau_int ~ 20
-    assert explained_share(noise, q) < 0.1
-    clean, spring = joint_diagnostics(["a", "b"], np.column_stack([3 * q, 3 * q]),
-                                      np.column_stack([3 * q - noise, 3 * q - noise - 0.5 * q]),
-                                      np.column_stack([q, q]), np.column_stack([dq, dq]))
-    assert not clean.structured and clean.autocorrelation_time > 5
-    assert spring.structured and spring.explained_by == "position"
-
-
-def test_document_renders_the_same_content_to_html_and_markdown(tmp_path):
-    doc = Document("T")
-    doc.heading("Links")
-    doc.table(["link", "ratio"], [["l1", 1.0], ["l2", 0.1]], highlight={1})
-    (tmp_path / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    doc.figure(tmp_path / "a.png", "caption <b>")
-    page = doc.html()
-    assert '<tr class="warn"><td>l2</td>' in page and "caption &lt;b&gt;" in page
-    assert "data:image/png;base64,iVBORw0KGgo=" in page
-    markdown = doc.markdown(tmp_path)
-    assert "| ⚠ l2 | 0.1 |" in markdown and "![caption <b>](a.png)" in markdown
-
-
 def test_a_tool_the_urdf_lacks_is_reported_as_a_tool_not_absorbed_into_the_links(tmp_path):
     """A 1 kg tool 5 cm beyond the last link's frame, absent from the nominal URDF. The default
     command models it as a body of its own: report.json's unmodelled_load has its mass within 20 %, every link
@@ -231,21 +202,3 @@ def test_a_tool_the_urdf_lacks_is_reported_as_a_tool_not_absorbed_into_the_links
     assert 0.8 <= load["mass"] <= 1.2 and load["mass_std"] < 0.5, load
     assert all(r["realistic_mass"] for r in report["link_realism"]), report["link_realism"]
     assert "that the URDF lacks" in (out / "report.html").read_text()
-
-
-def test_plot_envelope_keeps_every_peak_in_time_order():
-    """The fit plot draws each series reduced to its min and max per pixel column: every extreme of the full
-    series is drawn, in time order, and short series are drawn whole."""
-    rng = np.random.default_rng(3)
-    t = np.linspace(0.0, 60.0, 60_001)
-    y = np.sin(2 * np.pi * 0.3 * t) + 0.05 * rng.normal(size=t.size)
-    y[12_345] = 4.0  # a single-sample spike must survive
-    times, values = envelope(t, y, 500)
-    assert values.size == 1000 and np.all(np.diff(times) >= 0)
-    assert values.max() == 4.0 and values.min() == y.min()
-    edges = np.linspace(0, t.size, 501).astype(int)
-    bins = [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
-    assert np.allclose(values.reshape(-1, 2).max(axis=1), [y[b].max() for b in bins])
-    assert np.allclose(values.reshape(-1, 2).min(axis=1), [y[b].min() for b in bins])
-    short_t, short_y = envelope(t[:800], y[:800], 500)
-    assert short_y.size == 800

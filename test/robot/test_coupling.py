@@ -18,7 +18,6 @@ from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import regressor_3d
 from dynid_ros.errors import ConfigError
-from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.identification.identify import identify
 from dynid_ros.identification.options import identification_options
@@ -96,22 +95,6 @@ def test_coupled_wrist_identified_in_motor_coordinates(runs):
     assert len(coupled) == 1 and "joints j3 and j4 look coupled" in coupled[0]
     # Model error, not information: the coupled joints' data count less
     assert [w.split(":")[0] for w in uncoupled.warnings if "its data count" in w] == ["joint j3", "joint j4"]
-
-
-def test_coupled_pairs_needs_both_directions():
-    """A residual of joint 0 driven by joint 1's friction while joint 1's residual is noise is no coupling."""
-    rng = np.random.default_rng(0)
-    t = np.linspace(0.0, 10.0, 2000)
-    dq = np.column_stack([np.sin(t), np.cos(1.7 * t), np.sin(0.6 * t + 1)])
-    ddq = np.gradient(dq, t, axis=0)
-    noise = rng.normal(0.0, 0.01, dq.shape)
-    one_way = noise.copy()
-    one_way[:, 0] += 0.3 * np.sign(dq[:, 1])
-    assert coupled_pairs(one_way, dq, ddq, ["a", "b", "c"]) == []
-    both = one_way.copy()
-    both[:, 1] += 0.3 * np.sign(dq[:, 0])
-    (pair,) = coupled_pairs(both, dq, ddq, ["a", "b", "c"])
-    assert (pair.a, pair.b) == ("a", "b") and min(pair.share_a, pair.share_b) > 0.9
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -15,9 +15,8 @@ import yaml
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
-from dynid_ros.dynamics.frame_terms import known_torque, term_columns
 from dynid_ros.dynamics.regressor import regressor_3d
-from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.errors import ConfigError
 from dynid_ros.robot.frames import load_frames_robot
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.parameters import ParameterLayout
@@ -25,6 +24,7 @@ from dynid_ros.variants.frames_identification import identify_frames, validate_f
 
 from support.dvrk_data import dvrk_file
 from support.paths import REPO
+from support.random_states import random_states
 from support.robots import DATA
 
 CONFIG_DIR = REPO / "config"
@@ -41,11 +41,6 @@ def chain_config(table: dict) -> dict:
                "d": row["d"], "theta": row["theta"], "motion": {names[k]: 1.0}}
               for k, row in enumerate(table["joints"])]
     return {"robot": {"convention": table["convention"], "joints": names, "frames": frames}}
-
-
-def random_states(n: int, samples: int = 6, seed: int = 0) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(seed)
-    return rng.uniform(-1.5, 1.5, (samples, n)), rng.normal(0, 1, (samples, n)), rng.normal(0, 3, (samples, n))
 
 
 def test_chain_of_frames_is_the_dh_model():
@@ -76,27 +71,6 @@ def test_parallelogram_moves_as_one_rigid_body():
     np.testing.assert_allclose(tau[:, 0], expected, atol=1e-10)
 
 
-def test_per_frame_terms_act_through_the_frame_rate():
-    """Friction, rotor inertia and a torsional spring of a frame at ``w = 2 q1 - q2`` reach the motors as
-    ``c (Fc sign(w) + Fv w + Fo)``, ``c Ia (c . q'')``, ``c K (theta - rest)``; a known torque likewise."""
-    config = {"robot": {"joints": ["q1", "q2"], "frames": [
-        {"name": "body", "motion": {"q1": 1.0}},
-        {"name": "drive", "motion": {"q1": 2.0, "q2": -1.0}, "inertia": False, "friction": True,
-         "rotor_inertia": True, "spring": {"kind": "torsional", "rest": 0.1, "bounds": [0, 5]},
-         "known_torque": [0.5, 0.2]}]}}
-    robot = load_frames_robot(config)
-    q, dq, ddq = random_states(2, samples=4)
-    terms = term_columns(robot, q, dq, ddq)
-    assert terms.names == ["drive.Fc", "drive.Fv", "drive.Fo", "drive.Ia", "drive.K"]
-    assert terms.high[-1] == 5 and terms.low[0] == 0 and np.isinf(terms.low[2])
-    c = np.array([2.0, -1.0])
-    values = np.array([0.3, 0.2, -0.1, 0.05, 1.5])
-    w, theta = dq @ c, q @ c
-    expected = np.outer(0.3 * np.sign(w) + 0.2 * w - 0.1 + 0.05 * (ddq @ c) + 1.5 * (theta - 0.1), c)
-    np.testing.assert_allclose(terms.columns @ values, expected, atol=1e-12)
-    np.testing.assert_allclose(known_torque(robot, q), np.outer(0.5 * theta + 0.2, c), atol=1e-12)
-
-
 def test_gravity_spring_is_the_mtm_closed_form():
     """The MTM joint-5 spring (Wang et al. 2019 eq. 18-20): torque per unit K is -r_f (l - l_r)."""
     cfg = yaml.safe_load((CONFIG_DIR / "dvrk_mtm.yaml").read_text())
@@ -121,19 +95,6 @@ def test_gravity_spring_is_the_mtm_closed_form():
 def test_bad_frames_config(frames, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_frames_robot({"robot": {"joints": ["q1"], "frames": frames}}, "arm.yaml")
-
-
-def test_csv_reader_drops_stale_rows(tmp_path):
-    """Rows that repeat the previous row are stale readings: dropped, the others keep t = k / rate."""
-    rows = np.array([[0.0, 1.0, 2.0], [0.1, 1.1, 2.1], [0.1, 1.1, 2.1], [0.3, 1.3, 2.3]])
-    path = tmp_path / "run.csv"
-    np.savetxt(path, rows, delimiter=",")
-    series = read_csv_joint_states(path, ["q1"], 200.0)
-    np.testing.assert_allclose(series.t, [0.0, 0.005, 0.015])
-    np.testing.assert_allclose(series.effort[:, 0], [2.0, 2.1, 2.3])
-    assert series.info["stale_rows_dropped"] == 1
-    with pytest.raises(DataError, match="3 columns, expected 6"):
-        read_csv_joint_states(path, ["q1", "q2"], 200.0)
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,6 @@ import yaml
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import write_joint_states
-from dynid_ros.dynamics.feasibility import link_matrix
-from dynid_ros.estimation.payload import fit_body_lmi, fit_body_manifold
-from dynid_ros.robot.parameters import link_parameters
 from dynid_ros.sim import Simulator, simulate_profile
 
 from support.payload_arm import ARM, COM, JOINTS, MASS, PAYLOAD, TRUTH, reference
@@ -66,14 +63,3 @@ def test_payload_bad_input(bags, capsys):
     assert not (root / "y").exists()
     assert main(["identify", "--bag", str(root / "loaded"), "--out", str(root / "z")]) == 2
     assert "give the robot: --urdf or --dh" in capsys.readouterr().err
-
-
-def test_manifold_iterates_stay_physical_from_a_flat_start():
-    """A thin rod (second moments 0, L, L): the manifold solution is a body; the LMI's pseudo-inertia is PSD."""
-    rng = np.random.default_rng(1)
-    rod = link_parameters(0.4, np.array([0.1, 0.0, 0.02]), np.diag([1e-7, 2e-3, 2e-3]))
-    w = rng.normal(size=(2000, 10)) * np.array([10, 30, 30, 30, 5, 5, 5, 5, 5, 5])
-    tau = w @ rod + rng.normal(0.0, 0.05, 2000)
-    for fit in (fit_body_lmi(w, tau), fit_body_manifold(w, tau, start=np.r_[1.0, np.zeros(9)])):
-        assert abs(fit.mass - 0.4) < 0.004 and np.linalg.norm(fit.com - [0.1, 0.0, 0.02]) < 1e-3
-        assert np.linalg.eigvalsh(link_matrix(fit.parameters, "full"))[0] >= -1e-9

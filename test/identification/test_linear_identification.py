@@ -1,0 +1,293 @@
+"""The linear identification (joint states -> processed data -> base regressor -> estimate), called directly on
+a three-joint arm whose recorded effort is its exact inverse dynamics plus noise: the fit against the noise floor
+and against numpy's least squares on the same rows, each method, the rows left out, the fit target, the parameters
+kept at the prior, a payload and a spring the URDF lacks, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dynid_ros.data.bag_io import read_joint_states, write_joint_states
+from dynid_ros.data.bag_stream import scan_joint_states
+from dynid_ros.data.joint_states import JointStateSeries
+from dynid_ros.data.signal_processing import ProcessingOptions, process
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.feasibility import is_feasible
+from dynid_ros.dynamics.regressor import regressor, torques
+from dynid_ros.errors import ConfigError, DataError, IdentifiabilityError
+from dynid_ros.identification.linear_identification import (
+    fit_rows,
+    identify_linear,
+    identify_processed,
+    prepare_series,
+    processed_scan,
+    segment_warnings,
+)
+from dynid_ros.identification.options import IdentificationOptions
+from dynid_ros.identification.timing import StageTimer
+from dynid_ros.robot.model import load_model
+
+from support.arm_runs import RICH, arm_run
+from support.paths import REPO
+
+PAYLOAD = """  <link name="payload"><inertial><origin xyz="0 0 0"/><mass value="1.0"/>
+    <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
+  <joint name="payload_mount" type="fixed"><parent link="l3"/><child link="payload"/><origin xyz="0.15 0 0"/></joint>
+"""
+"""A 1 kg point-like tool 0.15 m out on the last link, which the identified URDF lacks."""
+
+
+@pytest.fixture(scope="module")
+def rich(tmp_path_factory):
+    """A motion that excites every base parameter of the arm."""
+    return arm_run(tmp_path_factory.mktemp("rich"), amplitude=RICH)
+
+
+def _floor(result, run) -> float:
+    """The relative error of the truth itself on the result's processed window: the noise floor."""
+    fit = result.fit
+    truth = torques(run.model, run.layout, run.truth, fit.q, fit.dq, fit.ddq)
+    return float(np.linalg.norm(fit.tau - truth) / np.linalg.norm(fit.tau))
+
+
+def test_default_identification_fits_to_the_noise_floor_and_finds_the_joint_terms(rich):
+    result = identify_linear(rich.series, IdentificationOptions(), rich.model, StageTimer())
+    floor = _floor(result, rich)
+    assert 0.9 * floor <= result.relative_error <= 1.05 * floor, (result.relative_error, floor)  # MAP: near it
+    assert result.feasible and result.solver_status == "optimal" and result.not_identified == []
+    assert is_feasible(result.delta, result.layout, "full")
+    np.testing.assert_allclose(result.base.K @ result.delta, result.beta, rtol=1e-6, atol=1e-9)
+    layout = result.layout
+    for symbol in ("fv", "fc", "fo", "Ia"):
+        np.testing.assert_allclose(result.delta[layout.indices(symbol)], rich.truth[layout.indices(symbol)],
+                                   atol=0.03, err_msg=symbol)
+    fit = result.fit
+    np.testing.assert_allclose(fit.tau_hat, torques(rich.model, layout, result.delta, fit.q, fit.dq, fit.ddq),
+                               rtol=1e-12, atol=1e-12)
+    error = np.linalg.norm(fit.tau - fit.tau_hat) / np.linalg.norm(fit.tau)  # eq. 84 against the raw torque
+    assert result.relative_error == pytest.approx(error, rel=1e-12)
+    assert result.n_samples == fit.q.shape[0] and fit.joints == ["j1", "j2", "j3"]
+    assert {"process", "base_parameters", "regressor", "identifiability", "estimate", "evaluate"} <= set(
+        result.timings_s)
+    assert result.processing["decimate_hz"] == 100.0 and result.processing["segments"][0]["used"]
+
+
+def test_ols_is_numpy_least_squares_on_the_processed_rows(rich):
+    options = IdentificationOptions(method="ols", prior="none")
+    result = identify_linear(rich.series, options, rich.model, StageTimer())
+    data = process(prepare_series(rich.series, rich.model, options), ProcessingOptions())
+    base = compute_base_parameters(rich.model, rich.layout)
+    w_b = base.project(regressor(rich.model, rich.layout, data.q, data.dq, data.ddq))
+    np.testing.assert_allclose(result.beta, np.linalg.lstsq(w_b, data.tau.reshape(-1), rcond=None)[0],
+                               rtol=1e-6, atol=1e-8)
+    assert result.warnings == [] and result.delta_std is None
+
+
+@pytest.mark.parametrize("method", ["wls", "bpfc"])
+def test_every_method_fits_to_the_noise_floor(rich, method):
+    """(PBPR, a slower global search: estimation/test_method.py on a smaller problem.)"""
+    options = IdentificationOptions(method=method)
+    result = identify_linear(rich.series, options, rich.model, StageTimer())
+    assert result.options.method == method
+    assert result.relative_error <= 1.05 * _floor(result, rich)
+    if method != "wls":
+        assert result.feasible
+
+
+def test_min_speed_leaves_slow_rows_out_of_the_fit_and_says_how_many(rich):
+    options = IdentificationOptions(processing={"min_speed": 0.3})
+    result = identify_linear(rich.series, options, rich.model, StageTimer())
+    share = 100 * np.mean(np.abs(result.fit.dq) < 0.3)
+    assert f"{share:.1f} % of the rows left out of the fit (|q'| < 0.3 rad/s)" in result.warnings
+    assert result.relative_error <= 1.05 * _floor(result, rich)  # every sample is still evaluated
+
+
+def test_fit_target_replaces_the_torque_rows(rich):
+    """A fit target of twice the torque: the least-squares parameters double (they are linear in the torque)."""
+    options = IdentificationOptions(method="ols", prior="none")
+    once = identify_linear(rich.series, options, rich.model, StageTimer())
+
+    def doubled(data, w_b, kept):
+        assert w_b.shape == (data.tau.size, once.base.n_base)
+        return 2.0 * data.tau.reshape(-1), kept
+
+    twice = identify_linear(rich.series, options, rich.model, StageTimer(), fit_target=doubled)
+    np.testing.assert_allclose(twice.beta, 2.0 * once.beta, rtol=1e-9, atol=1e-12)
+
+
+def test_given_base_parameters_are_used_and_must_be_of_the_options_layout(rich):
+    base = compute_base_parameters(rich.model, rich.layout)
+    result = identify_linear(rich.series, IdentificationOptions(method="ols"), rich.model, StageTimer(), base=base)
+    assert result.base is base and "base_parameters" not in result.timings_s
+    other = compute_base_parameters(rich.model, rich.model.layout_for(("viscous",), False))
+    with pytest.raises(ConfigError, match="base parameters are of another parameter layout"):
+        identify_linear(rich.series, IdentificationOptions(), rich.model, StageTimer(), base=other)
+
+
+def _held_joint(run) -> JointStateSeries:
+    """The run with j3 held at 0.4 rad: the effort recomputed from the truth (nothing excites link 3's inertia)."""
+    s = run.series
+    q, dq = s.position.copy(), s.velocity.copy()
+    q[:, 2], dq[:, 2] = 0.4, 0.0
+    ddq = np.gradient(dq, s.t, axis=0)
+    tau = torques(run.model, run.layout, run.truth, q, dq, ddq)
+    tau += np.random.default_rng(1).normal(0.0, 0.02, tau.shape)
+    return JointStateSeries(list(s.names), s.t, q, dq, tau)
+
+
+def test_parameters_the_data_do_not_determine_stay_at_the_prior_and_are_named(rich):
+    series = _held_joint(rich)
+    result = identify_linear(series, IdentificationOptions(), rich.model, StageTimer())
+    assert result.not_identified, "a joint held still identifies nothing of its link's inertia"
+    names = [m["name"] for m in result.not_identified]
+    assert any(w.startswith(f"{len(names)} base parameter(s) not identified by the data, kept at the prior")
+               for w in result.warnings)
+    prior_beta = result.base.K @ result.nominal
+    for m in result.not_identified:
+        index = int(m["name"][4:]) - 1
+        assert result.beta[index] == pytest.approx(prior_beta[index], rel=1e-6, abs=1e-9)
+    with pytest.raises(IdentifiabilityError, match="too little excitation"):
+        identify_linear(series, IdentificationOptions(strict=True), rich.model, StageTimer())
+    with pytest.raises(IdentifiabilityError):  # no prior to keep them at: every parameter must be excited
+        identify_linear(series, IdentificationOptions(prior="none"), rich.model, StageTimer())
+
+
+def test_a_tool_the_urdf_lacks_is_reported_as_a_load_on_the_last_link(tmp_path):
+    run = arm_run(tmp_path, amplitude=RICH, extra=PAYLOAD)
+    result = identify_linear(run.series, IdentificationOptions(), run.model, StageTimer())
+    load = result.unmodelled_load
+    assert load is not None and load["link"] == "l3"
+    assert abs(load["mass"] - 1.0) < 3 * load["mass_std"] + 0.1, load
+    assert result.relative_error <= 1.05 * np.linalg.norm(result.fit.tau - _exact(run, result)) / np.linalg.norm(
+        result.fit.tau)
+    without = identify_linear(run.series, IdentificationOptions(unmodelled_load=False), run.model, StageTimer())
+    assert without.unmodelled_load is None
+
+
+def _exact(run, result) -> np.ndarray:
+    """The recorded arm's own torques (payload included) at the result's processed samples."""
+    from dynid_ros.robot.model import nominal_parameters
+
+    recorded = load_model(urdf=run.urdf.parent / "recorded_arm.urdf")
+    truth = nominal_parameters(recorded, run.layout)
+    truth[run.layout.n_link_parameters:] = run.truth[run.layout.n_link_parameters:]
+    fit = result.fit
+    return torques(recorded, run.layout, truth, fit.q, fit.dq, fit.ddq)
+
+
+def test_a_strong_spring_is_modelled_as_a_position_dependent_torque(tmp_path):
+    run = arm_run(tmp_path, amplitude=RICH, extra_torque=lambda q: np.c_[0 * q[:, 0], 8.0 * (q[:, 1] + 0.2),
+                                                                         0 * q[:, 2]])
+    result = identify_linear(run.series, IdentificationOptions(), run.model, StageTimer())
+    assert result.position_torque is not None and list(result.position_torque) == ["j2"]
+    assert any(w.startswith("j2: a position-dependent torque (spring/cable) was modelled") for w in result.warnings)
+    off = identify_linear(run.series, IdentificationOptions(position_torque="off"), run.model, StageTimer())
+    assert off.position_torque is None
+    assert result.relative_error < 0.5 * off.relative_error
+
+
+@pytest.mark.xfail(strict=True, reason="bug: FBPE's answer for an arm with a 4 N m/rad spring on j2 violates its own "
+                   "armature bound by -2.9e-08 (about 1e-6 of the bound's scale, within the solver's accuracy) and "
+                   "estimators.check_solution (CONSTRAINT_TOLERANCE 1e-7) aborts the identification")
+def test_a_moderate_spring_does_not_abort_the_identification(tmp_path):
+    run = arm_run(tmp_path, amplitude=RICH, extra_torque=lambda q: np.c_[0 * q[:, 0], 4.0 * (q[:, 1] + 0.2),
+                                                                         0 * q[:, 2]])
+    result = identify_linear(run.series, IdentificationOptions(), run.model, StageTimer())
+    assert result.feasible
+
+
+def test_prepare_series_reorders_unwraps_scales_and_windows(rich):
+    s = rich.series
+    shuffled = JointStateSeries(["j3", "extra", "j1", "j2"], s.t, np.c_[s.position[:, 2], s.position[:, 0] * 0,
+                                s.position[:, :2]], np.c_[s.velocity[:, 2], 0 * s.velocity[:, 0], s.velocity[:, :2]],
+                                np.c_[s.effort[:, 2], 0 * s.effort[:, 0], s.effort[:, :2]])
+    options = IdentificationOptions(effort_scale=[2.0, 1.0, 0.5], start=1.0, end=3.0)
+    out = prepare_series(shuffled, rich.model, options)
+    assert out.names == ["j1", "j2", "j3"]
+    inside = (s.t - s.t[0] >= 1.0) & (s.t - s.t[0] <= 3.0)
+    np.testing.assert_array_equal(out.t, s.t[inside])
+    np.testing.assert_array_equal(out.position, s.position[inside])
+    np.testing.assert_allclose(out.effort, s.effort[inside] * [2.0, 1.0, 0.5])
+
+
+def test_prepare_series_unwraps_a_continuous_joint(tmp_path):
+    from support.arm_runs import ARM
+
+    path = tmp_path / "continuous.urdf"
+    path.write_text(ARM.replace('name="j1" type="revolute"', 'name="j1" type="continuous"'))
+    model = load_model(urdf=path)
+    assert model.continuous == (True, False, False)
+    t = np.linspace(0.0, 2.0, 201)
+    turning = 4.0 * t  # 8 rad: wraps once past pi
+    q = np.c_[np.angle(np.exp(1j * turning)), 0.1 * t, 0.2 * t]
+    series = JointStateSeries(["j1", "j2", "j3"], t, q, np.ones_like(q), np.ones_like(q))
+    out = prepare_series(series, model, IdentificationOptions())
+    np.testing.assert_allclose(out.position[:, 0], turning, atol=1e-12)
+    np.testing.assert_array_equal(out.position[:, 1:], q[:, 1:])
+
+
+def test_prepare_series_bad_input_names_the_problem(rich):
+    s = rich.series
+    two = JointStateSeries(["j1", "j2"], s.t, s.position[:, :2], s.velocity[:, :2], s.effort[:, :2])
+    with pytest.raises(DataError, match="joint\\(s\\) j3 of the model are not in the joint states"):
+        prepare_series(two, rich.model, IdentificationOptions())
+    with pytest.raises(DataError, match=r"only \d samples between --start 7.99 and --end 8.0 \(the data spans 8.000 s"):
+        prepare_series(s, rich.model, IdentificationOptions(start=7.99, end=8.0))
+
+
+def test_processed_scan_of_a_bag_equals_processing_the_series(rich, tmp_path):
+    bag = write_joint_states(tmp_path / "bag", rich.series)
+    options = IdentificationOptions(start=0.5, end=7.0)
+    processing = ProcessingOptions(chunk_s=2.0)
+    streamed = processed_scan(scan_joint_states(bag), rich.model, options, processing)
+    read = read_joint_states(bag)  # the stamps as the bag holds them (integer nanoseconds)
+    whole = process(prepare_series(read, rich.model, options), ProcessingOptions())
+    np.testing.assert_array_equal(streamed.t, whole.t)
+    for name in ("q", "dq", "ddq", "tau", "tau_raw"):
+        np.testing.assert_allclose(getattr(streamed, name), getattr(whole, name), rtol=1e-9, atol=1e-9, err_msg=name)
+    scaled = processed_scan(scan_joint_states(bag), rich.model, options, processing, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(scaled.tau_raw, whole.tau_raw * [1.0, 2.0, 3.0], rtol=1e-12)
+    with pytest.raises(DataError, match="only 0 samples between --start 9.0"):
+        processed_scan(scan_joint_states(bag), rich.model, IdentificationOptions(start=9.0), processing)
+
+
+def test_identify_processed_reports_the_segments_of_a_gap(rich):
+    s = rich.series
+    keep = (s.t - s.t[0] < 3.0) | (s.t - s.t[0] > 4.0)  # a second missing
+    gapped = JointStateSeries(list(s.names), s.t[keep], s.position[keep], s.velocity[keep], s.effort[keep])
+    options = IdentificationOptions(method="ols")
+    data = process(prepare_series(gapped, rich.model, options), ProcessingOptions())
+    result = identify_processed(data, options, rich.model, StageTimer())
+    assert len(result.processing["segments"]) == 2
+    assert result.warnings[0].startswith("1 gap(s) in the stamps: 2 segments processed separately: 0.000-")
+
+
+def test_fit_rows_and_segment_warnings_by_hand():
+    dq = np.array([[0.0, 0.5], [0.2, -0.05], [-0.3, 0.1]])
+    np.testing.assert_array_equal(fit_rows(dq, 0.1), [False, True, True, False, True, True])
+    assert fit_rows(dq, 0.0).all() and fit_rows(dq, 0.0).shape == (6,)
+    assert segment_warnings([{"start_s": 0.0, "end_s": 5.0, "used": True}]) == []
+    segments = [{"start_s": 0.0, "end_s": 2.5, "used": True}, {"start_s": 2.8, "end_s": 2.9, "used": False},
+                {"start_s": 3.0, "end_s": 6.25, "used": True}]
+    assert segment_warnings(segments) == ["2 gap(s) in the stamps: 3 segments processed separately: "
+                                          "0.000-2.500 s, 2.800-2.900 s (left out: too short), 3.000-6.250 s"]
+
+
+def test_continuous_joints_are_unwrapped_before_filtering(tmp_path):
+    """A continuous joint turning at 2 rad/s, reported wrapped to [-pi, pi): the processed
+    velocity is 2 rad/s throughout (no filtering across the wrap)."""
+
+    urdf = tmp_path / "panda_continuous.urdf"
+    source = REPO / "urdf" / "panda.urdf"
+    urdf.write_text(source.read_text().replace('<joint name="panda_joint7" type="revolute">',
+                                               '<joint name="panda_joint7" type="continuous">'))
+    model = load_model(urdf=urdf)
+    t = np.arange(0.0, 6.0, 1e-3)
+    q = np.zeros((t.size, 7))
+    q[:, 6] = np.mod(3.0 + 2.0 * t + np.pi, 2 * np.pi) - np.pi  # wraps about every 3.1 s
+    series = JointStateSeries(list(model.joints), t + 10.0, q, None, np.zeros_like(q))
+    data = process(prepare_series(series, model, IdentificationOptions()),
+                   ProcessingOptions(velocity_source="differentiate"))
+    np.testing.assert_allclose(data.dq[:, 6], 2.0, atol=1e-3)  # a wrap filtered would be off by radians
+    np.testing.assert_allclose(data.q[:, 6], 3.0 + 2.0 * (data.t - 10.0) - 2 * np.pi * (q[0, 6] < 0), atol=1e-4)
