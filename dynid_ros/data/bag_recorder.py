@@ -56,8 +56,8 @@ class BagRecorder:
         if unknown:
             raise BagError(f"unknown message type {unknown[0]} (rosbags' Humble type store has no definition)")
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-        self._writer = Writer(self.path, version=8, storage_plugin=plugin)
-        try:
+        try:  # Writer() itself refuses a path that exists
+            self._writer = Writer(self.path, version=8, storage_plugin=plugin)
             self._writer.open()
         except (WriterError, OSError) as err:
             raise BagError(f"{self.path}: cannot create bag: {err}") from err

@@ -122,8 +122,6 @@ def test_recorder_refuses_what_it_cannot_record(tmp_path: Path, storage: str, to
     assert not (tmp_path / "bag").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: BagRecorder lets rosbags' WriterError ('exists already') escape from "
-                   "Writer() (created before its try), not a BagError naming the bag")
 def test_recorder_never_writes_into_an_existing_directory(tmp_path: Path) -> None:
     (tmp_path / "bag").mkdir()
     (tmp_path / "bag" / "mine.txt").write_text("mine")

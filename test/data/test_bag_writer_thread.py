@@ -31,9 +31,6 @@ def test_queued_messages_are_written_and_the_bag_finished(tmp_path: Path, storag
     np.testing.assert_array_equal(read_joint_states(tmp_path / "bag").position, series(200).position)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a bag path that exists when the thread starts (e.g. made after the "
-                   "recorder node's start check) kills the thread with rosbags' WriterError, which BagRecorder does "
-                   "not turn into a BagError: error stays None and the node reports recording")
 def test_a_bag_that_cannot_be_created_is_reported(tmp_path: Path) -> None:
     (tmp_path / "bag").mkdir()
     writer = BagWriterThread(tmp_path / "bag", "mcap", TOPICS)
