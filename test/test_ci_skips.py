@@ -2,6 +2,7 @@
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -83,13 +84,62 @@ def test_in_ci_a_module_skipped_at_import_fails(tmp_path):
     assert result.returncode != 0 and "unexpected skip of test_module_skip.py" in result.stdout, result.stdout
 
 
-def test_ci_script_sets_ci_and_the_data_beside_the_repository():
-    script = (ROOT / ".ci" / "run").read_text()
-    assert "set -euo pipefail" in script and "export CI=true" in script  # pytest exit 5 (no tests) fails the script
-    assert "../shared/data/panda_gaz2019" in script and "export DYNID_PANDA_DATA" in script
-    assert script.rstrip().endswith("pip install -e '.[test]' && python -m pytest")
-    assert "pip install -e '.[test]' && python -m pytest" in (ROOT / "README.md").read_text()
-    assert "-rs" in (ROOT / "setup.cfg").read_text()
+STUB = """#!/bin/bash
+# {name}: logs its arguments and the variables .ci/run sets, then does what the test needs of it
+printf '%s\\t%s\\t%s\\n' "{name}" "$*" "CI=${{CI:-}} PANDA=${{DYNID_PANDA_DATA:-}} DVRK=${{DYNID_DVRK_DATA:-}} \\
+ROSDISTRO=${{DYNID_ROSDISTRO:-}} NOCACHE=${{PIP_NO_CACHE_DIR:-}}" >> "{log}"
+{action}
+"""
+VENV_ACTION = """if [ "$1 $2" = "-m venv" ]; then
+    mkdir -p "$3/bin"; echo 'PATH="{venv_bin}:$PATH"' > "$3/bin/activate"
+fi"""
+
+
+def run_ci_script(tmp_path: Path, *, shared: bool, pytest_exit: int) -> tuple[int, list[tuple[str, str, str]]]:
+    """Run a copy of .ci/run whose python3, python, pip and chromium are stubs logging what they are asked."""
+    repo, stubs, venv_bin, log = (tmp_path / name for name in ("repo", "stubs", "venv_stubs", "log.tsv"))
+    (repo / ".ci").mkdir(parents=True)
+    (repo / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text())
+    if shared:
+        for folder in ("data/panda_gaz2019", "data/dvrk_wpi", "rosdistro/rosdep"):
+            (tmp_path / "shared" / folder).mkdir(parents=True)
+    actions = {stubs / "python3": VENV_ACTION.format(venv_bin=venv_bin), stubs / "chromium": "",
+               venv_bin / "pip": "", venv_bin / "python": f'[ "$1 $2" = "-m pytest" ] && exit {pytest_exit}; exit 0'}
+    for path, action in actions.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(STUB.format(name=path.name, log=log, action=action))
+        path.chmod(0o755)
+    environment = {"PATH": f"{stubs}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = subprocess.run(["bash", str(repo / ".ci" / "run")], env=environment, capture_output=True, text=True,
+                            timeout=60)
+    calls = [tuple(line.split("\t")) for line in log.read_text().splitlines()] if log.exists() else []
+    return result.returncode, calls
+
+
+def readme_test_command() -> list[list[str]]:
+    """The README quick start's second command, as the commands it chains."""
+    block = re.search(r"## Quick start\n+```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    line = [line for line in block.splitlines() if line.strip()][1].split("#")[0]
+    return [shlex.split(part) for part in line.split("&&")]
+
+
+def test_ci_script_runs_the_readme_test_command_with_ci_set_and_the_data_beside_the_repository(tmp_path):
+    code, calls = run_ci_script(tmp_path, shared=True, pytest_exit=0)
+    assert code == 0
+    readme = readme_test_command()
+    assert [[name, *shlex.split(args)] for name, args, _ in calls[-len(readme):]] == readme
+    environment = dict(item.split("=", 1) for item in calls[-1][2].split(" "))
+    shared = (tmp_path / "shared").resolve()
+    assert environment == {"CI": "true", "PANDA": str(shared / "data/panda_gaz2019"), "NOCACHE": "1",
+                           "DVRK": str(shared / "data/dvrk_wpi"), "ROSDISTRO": str(shared / "rosdistro")}
+    assert calls[0][:2] == ("python3", "-m venv .ci-venv")  # a fresh venv first
+
+
+def test_ci_script_fails_when_the_tests_fail_and_runs_without_the_shared_folder(tmp_path):
+    code, calls = run_ci_script(tmp_path, shared=False, pytest_exit=1)
+    assert code == 1 and calls[-1][:2] == ("python", "-m pytest")
+    assert calls[-1][2] == "CI=true PANDA= DVRK= ROSDISTRO= NOCACHE=1"
+    assert "-rs" in (ROOT / "setup.cfg").read_text()  # skips are listed with their reason
 
 
 @pytest.mark.parametrize("folder", ["test", "benchmarks", "dynid_ros"])
