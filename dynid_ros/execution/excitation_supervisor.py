@@ -41,7 +41,7 @@ import numpy as np
 from dynid_ros.errors import DynidError
 from dynid_ros.execution.controller_clock import ControllerClock
 from dynid_ros.execution.joint_state_cache import JointStateCache
-from dynid_ros.execution.stop_motion import StopMotion, plan_stop, usable_stamp
+from dynid_ros.execution.stop_motion import LEAD_S, StopMotion, plan_stop, usable_stamp
 from dynid_ros.execution.trajectory_execution import (
     ControllerError,
     ExcitationRun,
@@ -81,6 +81,9 @@ STOP_SETTLE_S = 1.0
 
 REST_SPEED = 0.02
 """Largest joint speed [rad/s or m/s] of an arm at rest."""
+
+MAX_CARRY_S = 0.5
+"""A measurement is carried forward along the motion by at most this age [s] when a stop is planned from it."""
 
 MOVING_STATE_TIMEOUT_FACTOR = 4.0
 """While moving, joint states older than this many ``state_timeout`` (and at least 1 s) stop the motion."""
@@ -153,6 +156,7 @@ class _Pending:
     profile: ExecutionProfile | None = None
     snapshot: np.ndarray | None = None
     stop_reason: str | None = None
+    prepared: bool = False
 
 
 class ExcitationSupervisor:
@@ -183,6 +187,7 @@ class ExcitationSupervisor:
         self._end_sent_at: float | None = None  # when the link was first seen to have sent the profile's end
         self._end_reached_at: float | None = None  # when the motion time first reached the profile's end
         self.motion_clock: ControllerClock | None = None
+        self._report: tuple | None = None  # the controller's last report, not yet given to the motion clock
         self._robot = None
         self.stopping: tuple[StopMotion, float] | None = None  # the stop sent last and when (watched until at rest)
         self._lock = threading.RLock()
@@ -247,18 +252,23 @@ class ExcitationSupervisor:
         """The controller's report of its desired state (FollowJointTrajectory feedback ``desired``, or ``reference``
         of its state topic) and, when it tells it, its trajectory time: the motion's time
         (:class:`~dynid_ros.execution.controller_clock.ControllerClock`)."""
-        with self._lock:
-            clock = self.motion_clock
-            if clock is None or not self.run.active:
-                return
-            joints = clock.profile.joints
-            index = {name: k for k, name in enumerate(names)}
-            if any(j not in index for j in joints) or len(positions) != len(names):
-                return
-            q = np.array([positions[index[j]] for j in joints], dtype=float)
-            dq = (np.array([velocities[index[j]] for j in joints], dtype=float)
-                  if len(velocities) == len(names) else None)
-            clock.report(self.clock(), q, dq, time_from_start)
+        with self._lock:  # kept: located on the profile when the time is needed (10 Hz), not at the report's rate
+            self._report = (self.clock(), list(names), list(positions), list(velocities), time_from_start)
+
+    def _feed_clock(self) -> None:
+        """Give the controller's last report, if new, to the motion clock."""
+        report, clock = self._report, self.motion_clock
+        if report is None or clock is None or not self.run.active:
+            return
+        self._report = None
+        wall, names, positions, velocities, time_from_start = report
+        index = {name: k for k, name in enumerate(names)}
+        if any(j not in index for j in clock.profile.joints) or len(positions) != len(names):
+            return
+        q = np.array([positions[index[j]] for j in clock.profile.joints], dtype=float)
+        dq = (np.array([velocities[index[j]] for j in clock.profile.joints], dtype=float)
+              if len(velocities) == len(names) else None)
+        clock.report(wall, q, dq, time_from_start)
 
     def motion_time(self, now: float) -> float:
         """The motion's time at ``now``: what the link sent (stream mode), else the controller's clock."""
@@ -266,6 +276,8 @@ class ExcitationSupervisor:
             return 0.0
         if self.settings.mode == "stream":
             return min(self.link.sent_until(), self.run.profile.duration)
+        with self._lock:
+            self._feed_clock()
         return self.motion_clock.now(now) if self.motion_clock is not None else 0.0
 
     def controller_ended(self, success: bool, message: str) -> None:
@@ -295,6 +307,7 @@ class ExcitationSupervisor:
             if not self.run.active:
                 return
             now = self.clock()
+            self._feed_clock()
             self.run.update(self.run.t_start + self.motion_time(now))  # progress: the controller's time
             problem = self._supervise(now)
             if problem is not None:
@@ -306,24 +319,34 @@ class ExcitationSupervisor:
     # Stop
 
     def stop_plan(self, now: float) -> StopMotion | None:
-        """The stop of the running motion at ``now``: from the measured state when fresh (stamped with its header
-        stamp when that is on the sender's clock, else carried forward by its age), else from the motion's reference
-        at the controller's time; within the robot's acceleration limits. None before a motion was sent."""
+        """The stop of the running motion at ``now``, within the robot's acceleration limits; None before a motion
+        was sent.
+
+        It starts :data:`~dynid_ros.execution.stop_motion.LEAD_S` from now, from the measured state when that is
+        fresh, carried forward to then along the motion (the arm goes on with it until the stop arrives: measured
+        plus the motion's change since the measurement), stamped on the robot's clock when the measurement's stamp
+        is on the sender's clock, else ``LEAD_S`` after its receipt. Without fresh joint states it starts from the
+        motion's reference at the controller's time."""
         run, robot = self.run, self._robot
         if run.profile is None or robot is None:
             return None
         joints = tuple(run.profile.joints)
         limits = robot.limits.acceleration[robot.indices(joints)]
         received = self.states.received(joints)
-        if received is not None and now - received <= max(self.settings.state_timeout, 0.1):
-            measured = self.states.measured(joints)
-            stamp_now = self.stamp_clock()
-            if usable_stamp(measured.stamp, stamp_now):
-                return plan_stop(joints, measured.q, measured.v, limits, stamp=measured.stamp)
-            age = max(now - received, 0.0)
-            return plan_stop(joints, measured.q + measured.v * age, measured.v, limits)
-        q, dq, _ = run.profile.sample(np.array([self.motion_time(now)]))
-        return plan_stop(joints, q[0], dq[0], limits)
+        t_now = self.motion_time(now)
+        if received is None or now - received > max(self.settings.state_timeout, 0.1):
+            q, dq, _ = run.profile.sample(np.array([t_now]))
+            return plan_stop(joints, q[0], dq[0], limits)
+        measured = self.states.measured(joints)
+        stamp_now = self.stamp_clock()
+        stamped = usable_stamp(measured.stamp, stamp_now)
+        age = min(max(stamp_now - measured.stamp if stamped else now - received, 0.0), MAX_CARRY_S)
+        speed = self.motion_clock.speed(now) if self.motion_clock is not None and self.settings.mode != "stream" \
+            else 1.0
+        then, later = max(t_now - age * speed, 0.0), t_now + LEAD_S * speed
+        q, dq, _ = run.profile.sample(np.array([then, later]))
+        return plan_stop(joints, measured.q + q[1] - q[0], measured.v + dq[1] - dq[0], limits,
+                         stamp=stamp_now + LEAD_S if stamped else 0.0, lead=0.0 if stamped else LEAD_S)
 
     def _halt(self, now: float) -> None:
         """Send the stop (:meth:`stop_plan`) and watch it (:meth:`_watch_stop`)."""
@@ -388,6 +411,10 @@ class ExcitationSupervisor:
                 with self._lock:
                     self.phase = Phase.WAITING
                     pending.profile, pending.snapshot = profile, q_robot[moved]
+                    if not pending.prepared:  # the wait for the controller counts from here, not the checks' time
+                        pending.prepared = True
+                        pending.deadline = max(pending.deadline, self.clock() + self.settings.wait_timeout)
+                        timed_out = False
                 if pending.stop_reason is not None:
                     raise ControllerError(f"{pending.stop_reason} before moving")
             with self._lock:

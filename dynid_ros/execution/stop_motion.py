@@ -10,11 +10,10 @@ every joint decelerates at a constant rate and all come to rest together, after 
 ``a_j`` the robot's acceleration limit, so no joint exceeds its limit and the arm stops on the tangent of its path
 (in joint space: the stop is the motion slowed down uniformly); then it holds where it stopped, ``q0 + v0 T / 2``.
 
-The stop is stamped with the time of the measurement on the robot's clock (the JointState header stamp): the
-controller then enters it where it is by now, with no jump back to where the arm was measured
-(``Trajectory::sample`` starts at the segment holding the current time); an unusable stamp (none, or far from
-now: another clock) gives a stop that starts on receipt, from the measured state carried forward by its age at the
-measured speed.
+The stop starts :data:`LEAD_S` after it is planned, from the measured state carried forward to then along the
+motion, stamped on the robot's clock when the joint states' stamps are on the sender's (the controller, receiving it
+before its start, interpolates from the arm's state to its first point, ``Trajectory::sample`` before the first
+point); with stamps on another clock (none, simulated time) it starts ``LEAD_S`` after its receipt.
 """
 
 from __future__ import annotations
@@ -26,6 +25,14 @@ import numpy as np
 
 MIN_STOP_S = 0.1
 """Shortest stop [s]: an arm at (or nearly at) rest still gets a trajectory of a few controller periods."""
+
+HOLD_S = 0.25
+"""The stop's trajectory goes on this long [s] at rest after the stop (its end is never in the controller's past when
+it arrives: joint_trajectory_controller refuses a stamped trajectory that ends before its now)."""
+
+LEAD_S = 0.05
+"""A stop starts this long [s] after it is planned: by then it has reached the controller, which interpolates from
+the arm's state on arrival to the stop's first point (the arm does not jump into a stop already under way)."""
 
 STAMP_TOLERANCE_S = 0.5
 """A measurement's stamp farther than this [s] from the sender's clock is not used (another clock, sim time)."""
@@ -41,7 +48,8 @@ class StopMotion:
         duration: time to rest [s] (at least :data:`MIN_STOP_S`).
         deceleration: (n,) signed, ``v0 / duration``: ``q'' = -deceleration`` until rest.
         limits: (n,) the acceleration limits the stop keeps to (a stop planned again from another state keeps them).
-        stamp: the stop's time 0 on the controller's clock [s] (the measurement's stamp); 0: on receipt.
+        stamp: the stop's time 0 on the controller's clock [s]; 0: ``lead`` after the controller receives it.
+        lead: the stop's time 0 after its receipt [s], when it has no stamp.
     """
 
     joints: tuple[str, ...]
@@ -51,6 +59,7 @@ class StopMotion:
     deceleration: np.ndarray
     limits: np.ndarray
     stamp: float = 0.0
+    lead: float = 0.0
 
     @property
     def q_end(self) -> np.ndarray:
@@ -67,25 +76,26 @@ class StopMotion:
         return q, dq, ddq
 
     def waypoints(self, rate_hz: float, start: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(t, q, dq, ddq)`` from ``start`` (included) every ``1 / rate_hz`` to ``duration``; the last point at rest
-        (zero velocity and acceleration: the controller holds it)."""
+        """``(t, q, dq, ddq)`` from ``start`` (included) every ``1 / rate_hz`` to ``duration``, then at rest there
+        until ``duration + HOLD_S`` (zero velocity and acceleration: the controller holds the last point)."""
         step = 1.0 / rate_hz
         t = np.arange(start, self.duration, step)
-        t = np.append(t[t < self.duration - 0.25 * step], self.duration)
+        t = np.concatenate([t[t < self.duration - 0.25 * step], [self.duration, self.duration + HOLD_S]])
         q, dq, ddq = self.sample(t)
-        dq[-1], ddq[-1] = 0.0, 0.0
+        dq[-2:], ddq[-2:] = 0.0, 0.0
         return t, q, dq, ddq
 
 
 def plan_stop(joints: Sequence[str], q: np.ndarray, v: np.ndarray, acceleration: np.ndarray, *, stamp: float = 0.0,
-              min_duration: float = MIN_STOP_S) -> StopMotion:
+              lead: float = 0.0, min_duration: float = MIN_STOP_S) -> StopMotion:
     """The stop from position ``q`` and velocity ``v`` within the acceleration limits ``acceleration`` (n,, > 0):
     all joints at rest together, none decelerating faster than its limit (non-finite velocities count as 0)."""
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     acceleration = np.asarray(acceleration, dtype=float)
     v = np.where(np.isfinite(v), v, 0.0)
     duration = float(max(np.max(np.abs(v) / acceleration, initial=0.0), min_duration))
-    return StopMotion(tuple(joints), q.copy(), v.copy(), duration, v / duration, acceleration.copy(), float(stamp))
+    return StopMotion(tuple(joints), q.copy(), v.copy(), duration, v / duration, acceleration.copy(), float(stamp),
+                      float(lead))
 
 
 def usable_stamp(stamp: float, now: float) -> bool:

@@ -60,10 +60,11 @@ that long for the GIL while another thread runs Python, e.g. the executor buildi
 
 
 def stop_trajectory(stop: StopMotion, rate_hz: float) -> JointTrajectory:
-    """The stop as a JointTrajectory: stamped with the measurement's time when it has one (the controller enters it
-    where the arm is by now), waypoints with positions, velocities and accelerations from its time 0 to rest."""
+    """The stop as a JointTrajectory: stamped with its start on the robot's clock when it has one (else its points
+    from ``lead`` after receipt), waypoints with positions, velocities and accelerations from its start to rest."""
     t, q, dq, ddq = stop.waypoints(rate_hz)
-    trajectory = fill_trajectory(JointTrajectory(), stop.joints, t, q, dq, ddq, JointTrajectoryPoint, Duration)
+    trajectory = fill_trajectory(JointTrajectory(), stop.joints, t + stop.lead, q, dq, ddq, JointTrajectoryPoint,
+                                 Duration)
     if stop.stamp > 0.0:
         seconds = math.floor(stop.stamp)
         trajectory.header.stamp.sec, trajectory.header.stamp.nanosec = int(seconds), int((stop.stamp - seconds) * 1e9)
@@ -76,11 +77,13 @@ def _checked(probe: ControllerProbe, joints: tuple[str, ...], stream: bool = Fal
     setup, waiting = probe.poll()
     if setup is None:
         return waiting
+    if stream and (problem := interface_problem(setup)) is not None:  # whatever its state: it never takes positions
+        raise ControllerError(problem)
     waiting = activation_problem(setup)
     if waiting is not None:
         probe.refresh()
         return waiting
-    problem = (interface_problem(setup) if stream else None) or joints_problem(setup, joints)
+    problem = joints_problem(setup, joints)
     if problem is not None:
         raise ControllerError(problem)
     return None

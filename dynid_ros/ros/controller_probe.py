@@ -108,20 +108,25 @@ class ControllerProbe:
         return None
 
     def _poll_parameters(self, discovering: bool) -> str | None:
+        """One request per parameter: rclcpp answers a request naming an undeclared parameter with nothing at all
+        (a JointTrajectoryController has no ``interface_name``)."""
         if self.parameters is not None:
             return None
         if self._params_request is None:
             if self._params.service_is_ready():
-                self._params_request = self._params.call_async(GetParameters.Request(names=list(PARAMETERS)))
+                self._params_request = {name: self._params.call_async(GetParameters.Request(names=[name]))
+                                        for name in PARAMETERS}
             elif discovering:
                 return f"waiting for the parameters of /{self.controller}"
             else:
                 return None
-        if not self._params_request.done():
+        if not all(future.done() for future in self._params_request.values()):
             return f"waiting for the parameters of /{self.controller}"
-        response = self._params_request.result()
-        values = list(response.values) if response is not None else []
-        self.parameters = {name: _value(v) for name, v in zip(PARAMETERS, values)}
+        self.parameters = {}
+        for name, future in self._params_request.items():
+            response = future.result()
+            values = list(response.values) if response is not None else []
+            self.parameters[name] = _value(values[0]) if values else None
         return None
 
     def destroy(self) -> None:
