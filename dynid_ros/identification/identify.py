@@ -20,6 +20,7 @@ from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.data.signal_processing import CUTOFF_AUTO, ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.identification.effort_unit import require_torque
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.linear_identification import (
     FitTarget,
@@ -124,6 +125,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
     ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already. ``gains_file``: the per-joint
     effort factors of ``--effort-scale-file``, applied to each sample on the way in."""
     options.check()
+    require_torque(options.effort_unit, options.effort_scale, gains_file)
     timer = timer or StageTimer()
     gains = effort_gains(options, gains_file)
     with timer.stage("read_bag"):
@@ -156,6 +158,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, *, urdf: 
     See :func:`~dynid_ros.identification.linear_identification.identify_linear` for ``fit_target`` and ``base``,
     which do not apply to sigmoid friction."""
     options.check()
+    require_torque(options.effort_unit, options.effort_scale)
     return _identify_series(series, options, timer or StageTimer(), model=model, urdf=urdf, dh=dh,
                             xacro_args=xacro_args, fit_target=fit_target, base=base)
 
