@@ -383,10 +383,9 @@ class ActionLink:
             from rclpy.action import ActionClient
 
             self.client = ActionClient(self.node, load_control_msgs().FollowJointTrajectory, self.action_name)
-        waiting = _checked(self.probe, joints)
-        if waiting is not None:
-            return waiting
-        return None if self.client.server_is_ready() else f"action server {self.action_name} not available"
+        if not self.client.server_is_ready():  # the first thing a user must fix; the controller's checks then
+            return f"action server {self.action_name} not available"
+        return _checked(self.probe, joints)
 
     def send(self, profile: ExecutionProfile) -> None:
         from control_msgs.msg import JointTolerance
