@@ -1,7 +1,8 @@
 """The real ros2_control stack of ROS 2 Jazzy (controller_manager, mock_components, joint_state_broadcaster,
 joint_trajectory_controller, forward_command_controller) for the tests, on mock hardware.
 
-The stack is the prebuilt tree of ``../shared/ros2_control`` (``use_prebuilt.sh VENV`` unpacks it into
+The stack is the prebuilt tree of the ros2_control folder beside the repository (its ``use_prebuilt.sh VENV``
+unpacks it into
 ``VENV/ros2_control`` and writes ``VENV/ros2_control_env.sh``; ``.ci/run`` does it and sets ``DYNID_ROS2_CONTROL``
 to that script). Its programs (``ros2_control_node``, the spawner) and the nodes under test run as subprocesses in
 the environment the script sets up (library path, the tree's full control_msgs and controller_manager_msgs); the
