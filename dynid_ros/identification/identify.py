@@ -29,6 +29,7 @@ from dynid_ros.identification.linear_identification import (
     processed_scan,
 )
 from dynid_ros.identification.options import IdentificationOptions
+from dynid_ros.identification.sample_rate import sample_rate_warnings
 from dynid_ros.identification.sigmoid_identification import identify_with_sigmoid
 from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, load_model
@@ -140,6 +141,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
         return result
     start = float(scan.t[0]) if len(scan.t) else None
     model, warnings = scanned_model(scan, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
+    warnings = warnings + sample_rate_warnings(scan.t, options.topic, model.joints)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
                               scan_gains(scan, model, gains, gains_file))
@@ -169,6 +171,7 @@ def _identify_series(series: JointStateSeries, options: IdentificationOptions, t
                      base: BaseParameters | None = None) -> IdentificationResult:
     """:func:`identify` with checked options."""
     model, warnings = identified_model(series, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
+    warnings = warnings + sample_rate_warnings(series.t, options.topic, model.joints)
     if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
         result = identify_with_sigmoid(series, options, model, timer)
     else:
