@@ -55,7 +55,8 @@ BELOW = {room: _reachable(room) for room in DEPENDS_ON}
 """Every room a room may import (what :data:`DEPENDS_ON` reaches)."""
 ROS_MODULES = ("rclpy", "rcl_interfaces", "rosidl_", "rmw", "std_msgs", "std_srvs", "sensor_msgs", "trajectory_msgs",
                "control_msgs", "builtin_interfaces", "action_msgs", "launch", "launch_ros", "ament_index_python",
-               "rosgraph_msgs", "geometry_msgs", "unique_identifier_msgs", "type_description_interfaces")
+               "rosgraph_msgs", "geometry_msgs", "unique_identifier_msgs", "type_description_interfaces",
+               "controller_manager_msgs")
 """Top-level names of ROS 2 packages (the ``ros-jazzy-*`` wheels and the launch stack)."""
 
 

@@ -8,7 +8,10 @@ FollowJointTrajectory protocol. ROS-free (the nodes in :mod:`dynid_ros.ros` wire
 - :mod:`.orchestration`: record -> excite -> stop -> identify, step by step;
 - :mod:`.trajectory_reference`: the quintic reference a controller follows; :mod:`.stream_clock`: the profile time
   of each command of a position stream;
-- :mod:`.follow_joint_trajectory`: goals, tolerances and results of ``control_msgs/FollowJointTrajectory``.
+- :mod:`.follow_joint_trajectory`: goals, tolerances and results of ``control_msgs/FollowJointTrajectory``;
+  :mod:`.controller_check`: why a controller refuses a motion (inactive, joints, command interface);
+  :mod:`.controller_clock`: the motion's time on the controller's clock (speed scaling, pause);
+  :mod:`.stop_motion`: the decelerating stop a controller executes.
 
 Imports :mod:`dynid_ros.excitation` and the rooms below it.
 """

@@ -17,7 +17,14 @@ FollowJointTrajectory client, a JointTrajectory publisher or a position stream).
 - where the controller does not report the end (topic and stream modes), the run is ``done`` only
   when the link has sent the whole motion (:meth:`ControllerLink.sent_until`: a stream sends it one command
   at a time and, after a stall of its process, runs late), the measured joints followed what was sent
-  (:func:`path_tolerances`) and reached its end pose; a stream more than :data:`FOLLOW_LAG_S` late is stopped.
+  (:func:`path_tolerances`) and reached its end pose; a stream more than :data:`FOLLOW_LAG_S` late is stopped;
+- the motion's time is the controller's (:class:`~dynid_ros.execution.controller_clock.ControllerClock`, from the
+  FollowJointTrajectory feedback or the controller's state topic; the stream's own in stream mode), not the wall
+  clock: a speed-scaled or paused controller makes the motion longer, and a paused arm is waiting, not failing
+  (progress, the end and the deadlines follow the controller's time);
+- every stop (``~/stop``, an abort, shutdown) is a decelerating trajectory to a hold from the measured state within
+  the robot's acceleration limits (:func:`~dynid_ros.execution.stop_motion.plan_stop`), and the arm is watched until
+  it is at rest.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ from typing import Protocol
 import numpy as np
 
 from dynid_ros.errors import DynidError
+from dynid_ros.execution.controller_clock import ControllerClock
 from dynid_ros.execution.joint_state_cache import JointStateCache
+from dynid_ros.execution.stop_motion import LEAD_S, StopMotion, plan_stop, usable_stamp
 from dynid_ros.execution.trajectory_execution import (
     ControllerError,
     ExcitationRun,
@@ -60,7 +69,27 @@ of the end pose. Stream mode: also how far the stream's profile time may fall be
 (:class:`~dynid_ros.execution.stream_clock.StreamClock` after stalls) before the motion is stopped."""
 
 RESULT_GRACE_S = 10.0
-"""Action mode: seconds after the profile's end (plus the goal time tolerance) to wait for the result."""
+"""Action mode: seconds after the profile's end on the controller's clock (plus the goal time tolerance) to wait for
+the result."""
+
+REPORT_SILENCE_S = 2.0
+"""A controller that reported its time and then stays silent longer than this (or ``wait_timeout`` if longer) while
+moving is lost: the motion is stopped."""
+
+STOP_SETTLE_S = 1.0
+"""Seconds after a stop's planned end at which the arm must be at rest (else the stop was not executed)."""
+
+REST_SPEED = 0.02
+"""Largest joint speed [rad/s or m/s] of an arm at rest."""
+
+STOP_ACCELERATION_FRACTION = 0.8
+"""A stop decelerates at most this fraction of the robot's acceleration limits: the controller blends from the
+arm's state on arrival into the stop's first point (joint_trajectory_controller's spline from the current state),
+which adds to the stop's own deceleration (sim_node refused a stop planned at 97 % of the limit: 105 % with the
+blend)."""
+
+MAX_CARRY_S = 0.5
+"""A measurement is carried forward along the motion by at most this age [s] when a stop is planned from it."""
 
 MOVING_STATE_TIMEOUT_FACTOR = 4.0
 """While moving, joint states older than this many ``state_timeout`` (and at least 1 s) stop the motion."""
@@ -82,14 +111,15 @@ class ControllerLink(Protocol):
     confirms_end: bool
     """True when the controller reports the end of the motion (action mode)."""
 
-    def problem(self) -> str | None:
-        """Why the controller cannot take a motion now (None: it can)."""
+    def problem(self, joints: tuple[str, ...]) -> str | None:
+        """Why the controller cannot take a motion of ``joints`` now (None: it can); raises ControllerError when it
+        never will (its checks refuse it: :mod:`~dynid_ros.execution.controller_check`)."""
 
     def send(self, profile: ExecutionProfile) -> None:
         """Send the whole motion (raises DynidError when it cannot)."""
 
-    def halt(self) -> None:
-        """Stop the motion: cancel the goal, hold the position or stop streaming."""
+    def halt(self, stop: StopMotion | None) -> None:
+        """Stop the motion along ``stop`` (a decelerating trajectory to a hold; None: hold where it is)."""
 
     def awaiting_answer(self) -> bool:
         """True while a sent goal has had no answer from the controller."""
@@ -112,6 +142,8 @@ class SupervisorSettings:
     joint_states_topic: str = "/joint_states"
     controller: str = "the controller"
     mode: str = "action"
+    stop_rate_hz: float = 50.0
+    """Waypoints per second of a stop trajectory."""
 
 
 class Phase(str, Enum):
@@ -130,6 +162,7 @@ class _Pending:
     profile: ExecutionProfile | None = None
     snapshot: np.ndarray | None = None
     stop_reason: str | None = None
+    prepared: bool = False
 
 
 class ExcitationSupervisor:
@@ -142,14 +175,15 @@ class ExcitationSupervisor:
         on_change: called (no lock held) after every change of the status.
         log: ``log(level, message)``, level ``info`` | ``warning`` | ``error``.
         clock: monotonic seconds.
+        stamp_clock: seconds on the clock of the joint states' header stamps (the node's ROS clock).
     """
 
     def __init__(self, settings: SupervisorSettings, load: Callable[[], tuple[object, object]],
                  link: ControllerLink, on_change: Callable[[], None] = lambda: None,
                  log: Callable[[str, str], None] = lambda level, message: None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, stamp_clock: Callable[[], float] = time.time) -> None:
         self.settings, self._load, self.link = settings, load, link
-        self._on_change, self._log, self.clock = on_change, log, clock
+        self._on_change, self._log, self.clock, self.stamp_clock = on_change, log, clock, stamp_clock
         self.states = JointStateCache(settings.joint_states_topic)
         self.run = ExcitationRun()
         self.phase = Phase.IDLE
@@ -157,18 +191,25 @@ class ExcitationSupervisor:
         self._pending: _Pending | None = None
         self._sent_at = 0.0
         self._end_sent_at: float | None = None  # when the link was first seen to have sent the profile's end
+        self._end_reached_at: float | None = None  # when the motion time first reached the profile's end
+        self.motion_clock: ControllerClock | None = None
+        self._report: tuple | None = None  # the controller's last report, not yet given to the motion clock
+        self._robot = None
+        self.stopping: tuple[StopMotion, float] | None = None  # the stop sent last and when (watched until at rest)
         self._lock = threading.RLock()
         self._attempting = threading.Lock()  # one start attempt at a time (service thread or tick)
 
     # ------------------------------------------------------------------------------------------
     # Inputs
 
-    def on_joint_state(self, names: list[str], positions: list[float], velocities: list[float] = ()) -> None:
-        """Merge one JointState message (by joint name; other publishers' joints are kept)."""
+    def on_joint_state(self, names: list[str], positions: list[float], velocities: list[float] = (),
+                       stamp: float = 0.0) -> None:
+        """Merge one JointState message (by joint name; other publishers' joints are kept); ``stamp``: its header
+        stamp [s] (0: none)."""
         with self._lock:
             first = self.states.empty
             try:
-                self.states.update(names, positions, self.clock(), velocities)
+                self.states.update(names, positions, self.clock(), velocities, stamp)
             except DynidError as err:
                 self._log("warning", str(err))
                 return
@@ -208,9 +249,42 @@ class ExcitationSupervisor:
                 return True, reason
             if not self.run.active:
                 return False, f"not moving (state {self.run.state.value})"
-            self.link.halt()
+            self._halt(self.clock())
             self._finish_abort(reason)
         return True, reason
+
+    def on_controller_state(self, names: list[str], positions: list[float], velocities: list[float] = (),
+                            time_from_start: float | None = None) -> None:
+        """The controller's report of its desired state (FollowJointTrajectory feedback ``desired``, or ``reference``
+        of its state topic) and, when it tells it, its trajectory time: the motion's time
+        (:class:`~dynid_ros.execution.controller_clock.ControllerClock`)."""
+        with self._lock:  # kept: located on the profile when the time is needed (10 Hz), not at the report's rate
+            self._report = (self.clock(), list(names), list(positions), list(velocities), time_from_start)
+
+    def _feed_clock(self) -> None:
+        """Give the controller's last report, if new, to the motion clock."""
+        report, clock = self._report, self.motion_clock
+        if report is None or clock is None or not self.run.active:
+            return
+        self._report = None
+        wall, names, positions, velocities, time_from_start = report
+        index = {name: k for k, name in enumerate(names)}
+        if any(j not in index for j in clock.profile.joints) or len(positions) != len(names):
+            return
+        q = np.array([positions[index[j]] for j in clock.profile.joints], dtype=float)
+        dq = (np.array([velocities[index[j]] for j in clock.profile.joints], dtype=float)
+              if len(velocities) == len(names) else None)
+        clock.report(wall, q, dq, time_from_start)
+
+    def motion_time(self, now: float) -> float:
+        """The motion's time at ``now``: what the link sent (stream mode), else the controller's clock."""
+        if self.run.profile is None or self.run.t_start is None:
+            return 0.0
+        if self.settings.mode == "stream":
+            return min(self.link.sent_until(), self.run.profile.duration)
+        with self._lock:
+            self._feed_clock()
+        return self.motion_clock.now(now) if self.motion_clock is not None else 0.0
 
     def controller_ended(self, success: bool, message: str) -> None:
         """The controller's verdict on the motion (action mode)."""
@@ -218,6 +292,8 @@ class ExcitationSupervisor:
             if not self.run.active:
                 return
             if success:
+                if self.motion_clock is not None:
+                    self.motion_clock.finish(self.clock())
                 self.run.finish(message)
                 self._log("info", f"excitation done: {message}")
                 self.phase = Phase.IDLE
@@ -226,21 +302,88 @@ class ExcitationSupervisor:
         self._on_change()
 
     def tick(self) -> None:
-        """Called periodically (10 Hz): retry a waiting start, supervise a running motion."""
+        """Called periodically (10 Hz): retry a waiting start, supervise a running motion, watch a stop."""
         if self.phase is Phase.WAITING:
             self._attempt()
             self._on_change()
             return
         with self._lock:
+            if self.stopping is not None:
+                self._watch_stop(self.clock())
             if not self.run.active:
                 return
             now = self.clock()
-            self.run.update(min(now, self.run.t_start + self.link.sent_until()))  # progress: what was sent
+            self._feed_clock()
+            self.run.update(self.run.t_start + self.motion_time(now))  # progress: the controller's time
             problem = self._supervise(now)
             if problem is not None:
-                self.link.halt()
+                self._halt(now)
                 self._finish_abort(problem)
         self._on_change()
+
+    # ------------------------------------------------------------------------------------------
+    # Stop
+
+    def stop_plan(self, now: float) -> StopMotion | None:
+        """The stop of the running motion at ``now``, within the robot's acceleration limits; None before a motion
+        was sent.
+
+        It starts :data:`~dynid_ros.execution.stop_motion.LEAD_S` from now, from the measured state when that is
+        fresh, carried forward to then along the motion (the arm goes on with it until the stop arrives: measured
+        plus the motion's change since the measurement), stamped on the robot's clock when the measurement's stamp
+        is on the sender's clock, else ``LEAD_S`` after its receipt. Without fresh joint states it starts from the
+        motion's reference at the controller's time."""
+        run, robot = self.run, self._robot
+        if run.profile is None or robot is None:
+            return None
+        joints = tuple(run.profile.joints)
+        limits = STOP_ACCELERATION_FRACTION * robot.limits.acceleration[robot.indices(joints)]
+        received = self.states.received(joints)
+        t_now = self.motion_time(now)
+        if received is None or now - received > max(self.settings.state_timeout, 0.1):
+            q, dq, _ = run.profile.sample(np.array([t_now]))
+            return plan_stop(joints, q[0], dq[0], limits)
+        measured = self.states.measured(joints)
+        stamp_now = self.stamp_clock()
+        stamped = usable_stamp(measured.stamp, stamp_now)
+        age = min(max(stamp_now - measured.stamp if stamped else now - received, 0.0), MAX_CARRY_S)
+        speed = self.motion_clock.speed(now) if self.motion_clock is not None and self.settings.mode != "stream" \
+            else 1.0
+        then, later = max(t_now - age * speed, 0.0), t_now + LEAD_S * speed
+        q, dq, _ = run.profile.sample(np.array([then, later]))
+        return plan_stop(joints, measured.q + q[1] - q[0], measured.v + dq[1] - dq[0], limits,
+                         stamp=stamp_now + LEAD_S if stamped else 0.0, lead=0.0 if stamped else LEAD_S)
+
+    def _halt(self, now: float) -> None:
+        """Send the stop (:meth:`stop_plan`) and watch it (:meth:`_watch_stop`)."""
+        stop = self.stop_plan(now)
+        self.link.halt(stop)
+        if stop is not None:
+            self.stopping = (stop, now)
+            speed = float(np.abs(stop.v0).max(initial=0.0))
+            self._log("info", f"stopping: from {speed:.3f} rad/s to rest in {stop.duration:.2f} s (within the "
+                              f"acceleration limits), then holding")
+
+    def _watch_stop(self, now: float) -> None:
+        """After a stop's planned end (plus :data:`STOP_SETTLE_S`), the arm must be at rest: say so, or that the
+        controller did not execute the stop (and hold where the arm is)."""
+        stop, sent = self.stopping
+        if now - sent < stop.duration + STOP_SETTLE_S:
+            return
+        self.stopping = None
+        received = self.states.received(stop.joints)
+        if received is None or received < sent:
+            self._log("warning", "stop sent, but no joint states arrived since: cannot tell whether the arm is at rest")
+            return
+        measured = self.states.measured(stop.joints)
+        worst = int(np.argmax(np.abs(measured.v)))
+        if abs(measured.v[worst]) <= REST_SPEED:
+            self._log("info", f"at rest {now - sent:.2f} s after the stop")
+            return
+        self._log("error", f"the controller did not execute the stop: joint {stop.joints[worst]} still moves at "
+                           f"{measured.v[worst]:.3f} {stop.duration + STOP_SETTLE_S:.1f} s after it; holding it "
+                           f"where it is")
+        self.link.halt(plan_stop(stop.joints, measured.q, np.zeros_like(measured.q), stop.limits))
 
     # ------------------------------------------------------------------------------------------
     # Start
@@ -262,6 +405,7 @@ class ExcitationSupervisor:
         try:
             if pending.profile is None:
                 excitation, robot = self._load()
+                self._robot = robot
                 moved = robot.indices(excitation.trajectory.joints)  # a joint the robot lacks: refused
                 if pending.wait_for_states and not timed_out and self._states_missing_or_stale(robot, now):
                     return True, "waiting for joint states"
@@ -273,6 +417,10 @@ class ExcitationSupervisor:
                 with self._lock:
                     self.phase = Phase.WAITING
                     pending.profile, pending.snapshot = profile, q_robot[moved]
+                    if not pending.prepared:  # the wait for the controller counts from here, not the checks' time
+                        pending.prepared = True
+                        pending.deadline = max(pending.deadline, self.clock() + self.settings.wait_timeout)
+                        timed_out = False
                 if pending.stop_reason is not None:
                     raise ControllerError(f"{pending.stop_reason} before moving")
             with self._lock:
@@ -285,7 +433,7 @@ class ExcitationSupervisor:
     def _send_when_ready(self, pending: _Pending, attempt_start: float, timed_out: bool) -> tuple[bool, str]:
         """Send unless the controller is unreachable or the robot moved; joint states count as fresh when they
         were at the start of this attempt (a single-threaded executor delivers none while the motion is built)."""
-        problem = self.link.problem()
+        problem = self.link.problem(tuple(pending.profile.joints))
         if problem is not None:
             if timed_out:
                 raise ControllerError(f"{problem} within {self.settings.wait_timeout:g} s: not moving")
@@ -310,6 +458,8 @@ class ExcitationSupervisor:
         self.phase = Phase.SENT
         self._sent_at = self.clock()
         self._end_sent_at = self._sent_at if self.link.sent_until() >= profile.duration else None  # topic, action
+        self._end_reached_at = None
+        self.motion_clock = ControllerClock(profile, self._sent_at)
         self.tolerance = path_tolerances(profile)
         self.run.start(profile, self._sent_at, f"{self.settings.mode} mode, {profile.duration:.1f} s")
         self._log("info", f"excitation started: approach {profile.t_excitation_start:.1f} s, "
@@ -338,13 +488,33 @@ class ExcitationSupervisor:
         stale_limit = max(1.0, MOVING_STATE_TIMEOUT_FACTOR * s.state_timeout)
         if now - since > stale_limit:
             return f"{s.joint_states_topic} stopped arriving while moving (none for {now - since:.1f} s)"
+        clock = self.motion_clock
+        if clock is not None and clock.reporting and s.mode != "stream":
+            silent = now - clock.last_report
+            if silent > max(REPORT_SILENCE_S, s.wait_timeout):
+                return f"{s.controller} stopped reporting its state while moving (nothing for {silent:.1f} s)"
+        if self._end_reached_at is None:
+            self._end_reached_at = self._end_time(now)
         if self.link.confirms_end:
             if self.link.awaiting_answer() and now - self._sent_at > s.wait_timeout:
                 return f"{s.controller} did not answer the goal within {s.wait_timeout:g} s"
-            if run.elapsed_past_end(now) > RESULT_GRACE_S + s.goal_time_tolerance:
+            past_end = now - self._end_reached_at if self._end_reached_at is not None else -np.inf
+            if past_end > RESULT_GRACE_S + s.goal_time_tolerance:
                 return "no result from the action server after the trajectory's end"
             return None
         return self._follow_check(now)
+
+    def _end_time(self, now: float) -> float | None:
+        """Wall time at which the motion reached its end on its own clock (None: not yet)."""
+        duration = self.run.profile.duration
+        if self.settings.mode == "stream":
+            return now if self.motion_time(now) >= duration else None
+        return self.motion_clock.reached(duration, now)
+
+    def paused(self, now: float) -> bool:
+        """Whether the controller is paused (it reports, its time stands still) during the motion."""
+        clock = self.motion_clock
+        return bool(self.run.active and clock is not None and self.settings.mode != "stream" and clock.paused(now))
 
     def _follow_check(self, now: float) -> str | None:
         """Topic/stream mode: stop a motion the robot does not follow or a stream hopelessly late; ``done`` once
@@ -361,8 +531,8 @@ class ExcitationSupervisor:
         if received is None or received < run.t_start:
             return None
         q = self.states.positions(run.profile.joints, now, np.inf, "the trajectory")
-        problem = self._path_error(q, min(received - run.t_start, sent))
-        if problem is not None or self._end_sent_at is None:
+        problem = self._path_error(q, min(self.motion_time(received), sent))
+        if problem is not None or self._end_sent_at is None or self._end_reached_at is None:
             return problem
         return self._end_check(now, received, q)
 
@@ -383,12 +553,13 @@ class ExcitationSupervisor:
         """The whole motion was sent: ``done`` once joint states from ``settle_time`` after both the profile's end
         and the send of its end show the end pose; stopped when it is not reached in time."""
         run, s = self.run, self.settings
-        past_end = min(run.elapsed_past_end(now), now - self._end_sent_at)
+        end_at = max(self._end_reached_at, self._end_sent_at)
+        past_end = now - end_at
         if past_end < s.settle_time:
             return None
         end_error = np.abs(run.profile.sample(np.array([run.profile.duration]))[0][0] - q)
         worst = int(np.argmax(end_error / self.tolerance))
-        measured_after_end = received >= max(run.t_start + run.profile.duration, self._end_sent_at)
+        measured_after_end = received >= end_at
         if measured_after_end and end_error[worst] <= self.tolerance[worst]:
             run.finish("the robot followed the motion to its end")
             self.phase = Phase.IDLE
@@ -401,8 +572,17 @@ class ExcitationSupervisor:
         return None
 
     def status(self) -> dict:
-        """The ``~/status`` JSON content."""
+        """The ``~/status`` JSON content: the run's (state, progress, message, duration), ``joint_states_ready``, and
+        while a motion was sent its ``time`` on the controller's clock [s], ``speed`` (controller seconds per wall
+        second, the speed scaling), ``paused`` and ``clock`` (where the time comes from)."""
         with self._lock:
             status = self.run.status()
             status["joint_states_ready"] = not self.states.empty
+            if self.run.profile is not None and self.motion_clock is not None:
+                now = self.clock()
+                clock = self.motion_clock
+                status["time"] = round(self.motion_time(now), 3)
+                status["paused"] = self.paused(now)
+                status["speed"] = round(clock.speed(now), 3) if self.settings.mode != "stream" else 1.0
+                status["clock"] = "stream" if self.settings.mode == "stream" else clock.source
         return status

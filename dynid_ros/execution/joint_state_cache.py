@@ -4,12 +4,14 @@ On a real robot several drivers publish ``sensor_msgs/JointState`` on the same t
 names the arm's joints, the gripper driver its fingers, each at its own rate. A node that keeps only
 the last message sees the arm's joints vanish whenever the gripper's message came last. This cache
 keeps, per joint name, the last position and the time it arrived, so the pose of every joint needed
-is known with its own age (the oldest of them is the age of the pose).
+is known with its own age (the oldest of them is the age of the pose), and the last few readings with their header
+stamps, for the measured velocity a stop starts from (:meth:`JointStateCache.measured`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,13 +19,36 @@ import numpy as np
 
 from dynid_ros.errors import DataError
 
+HISTORY = 32
+"""Readings kept per joint for the velocity estimate."""
+
+VELOCITY_WINDOW_S = 0.05
+"""Readings of the last this many seconds (by stamp) give a joint's velocity when its messages carry none."""
+
 
 @dataclass(frozen=True)
 class JointReading:
-    """One joint's last position, velocity (nan when not published) and arrival time [s]."""
+    """One joint's last position, velocity (nan when not published), arrival time [s] and header stamp [s] (0: none)."""
 
     position: float
     velocity: float
+    received: float
+    stamp: float = 0.0
+
+
+@dataclass(frozen=True)
+class MeasuredState:
+    """Where the joints are and how fast they move, as last measured.
+
+    Attributes:
+        q, v: (n,) position and velocity (the published velocity, else the slope of the recent positions, else 0).
+        stamp: the newest header stamp of the readings [s] (0 when the messages carry none).
+        received: arrival time of the oldest of the readings (the state's age counts from it).
+    """
+
+    q: np.ndarray
+    v: np.ndarray
+    stamp: float
     received: float
 
 
@@ -33,10 +58,12 @@ class JointStateCache:
     def __init__(self, topic: str = "/joint_states") -> None:
         self.topic = topic
         self._joints: dict[str, JointReading] = {}
+        self._history: dict[str, deque] = {}
 
     def update(self, names: Sequence[str], positions: Sequence[float], received: float,
-               velocities: Sequence[float] = ()) -> None:
-        """Merge one message (its ``name``, ``position``, ``velocity`` fields) that arrived at ``received``.
+               velocities: Sequence[float] = (), stamp: float = 0.0) -> None:
+        """Merge one message (its ``name``, ``position``, ``velocity`` fields and header ``stamp`` [s], 0 when unset)
+        that arrived at ``received``.
 
         Raises:
             DataError: the message's names and positions differ in length (nothing of it is kept).
@@ -46,7 +73,9 @@ class JointStateCache:
         with_velocity = len(velocities) == len(names)
         for k, name in enumerate(names):
             velocity = float(velocities[k]) if with_velocity else math.nan
-            self._joints[str(name)] = JointReading(float(positions[k]), velocity, float(received))
+            reading = JointReading(float(positions[k]), velocity, float(received), float(stamp))
+            self._joints[str(name)] = reading
+            self._history.setdefault(str(name), deque(maxlen=HISTORY)).append(reading)
 
     @property
     def empty(self) -> bool:
@@ -83,3 +112,27 @@ class JointStateCache:
         if bad:
             raise DataError(f"{self.topic}: position of joint {bad[0]} is not finite")
         return q
+
+    def measured(self, joints: Sequence[str]) -> MeasuredState:
+        """The last measured state of ``joints`` (each must have been received: :meth:`positions` checks that).
+
+        A joint's velocity is the published one when finite, else the least-squares slope of its positions over
+        the last :data:`VELOCITY_WINDOW_S` (by header stamp, or arrival time when messages carry no stamp: a stamp
+        is when the driver sampled the joint, arrival times jitter), else 0.
+        """
+        readings = [self._joints[j] for j in joints]
+        q = np.array([r.position for r in readings])
+        v = np.array([r.velocity if math.isfinite(r.velocity) else self._slope(j) for j, r in zip(joints, readings)])
+        stamp = max((r.stamp for r in readings), default=0.0)
+        return MeasuredState(q, v, stamp, min((r.received for r in readings), default=0.0))
+
+    def _slope(self, joint: str) -> float:
+        history = list(self._history.get(joint, ()))
+        stamped = all(r.stamp > 0.0 for r in history)
+        t = np.array([r.stamp if stamped else r.received for r in history])
+        keep = t >= t[-1] - VELOCITY_WINDOW_S if t.size else np.zeros(0, dtype=bool)
+        t, p = t[keep], np.array([r.position for r in history])[keep]
+        if t.size < 2 or t[-1] - t[0] <= 1e-6:
+            return 0.0
+        t = t - t.mean()
+        return float((t * (p - p.mean())).sum() / (t * t).sum())

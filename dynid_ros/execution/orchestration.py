@@ -75,6 +75,8 @@ class OrchestrationSettings:
     service_timeout: float = 30.0
     joint_states_timeout: float = 10.0
     excitation_timeout: float = 0.0
+    """Wall-clock seconds from the excitation start until done; 0: the excitation's own progress decides (it aborts
+    after ``service_timeout`` without progress while not paused)."""
     identify_timeout: float = 600.0
     identify: bool = True
 
@@ -96,6 +98,8 @@ class Orchestration:
         self._phase_start = clock()
         self._recording_since: float | None = None
         self._done_at: float | None = None
+        self._excitation_marker: tuple | None = None  # the excitation's last (state, time, message)
+        self._progress_at: float | None = None  # when it last changed, or said it is paused
         self.cleanup_sent: list[tuple[str, Call]] = []
 
     @property
@@ -191,11 +195,7 @@ class Orchestration:
         if excitation.get("state") == "aborted":
             raise RunAborted(f"excitation aborted: {excitation.get('message', '')}")
         if excitation.get("state") != "done":
-            limit = self.settings.excitation_timeout or (float(excitation.get("duration") or 0.0)
-                                                         + self.settings.service_timeout)
-            if self._elapsed() > limit:
-                raise RunAborted(f"the excitation did not end within {limit:g} s "
-                                 f"(state {excitation.get('state', 'unknown')})")
+            self._excitation_deadline(excitation)
             return
         if self._done_at is None:
             self._done_at = self.clock()
@@ -203,6 +203,26 @@ class Orchestration:
         if self.clock() - self._done_at >= self.settings.settle_time:
             self._call("record_stop")
             self._set("stopping", "stopping the recorder")
+
+    def _excitation_deadline(self, excitation: dict) -> None:
+        """``excitation_timeout`` (wall clock) when given; else the motion's own time: the run aborts when the
+        excitation's status shows no progress (state, ``time`` on the controller's clock) for ``service_timeout``
+        while it is not ``paused`` (a speed-scaled motion takes as long as it takes; a paused arm is waiting)."""
+        now = self.clock()
+        if self.settings.excitation_timeout:
+            if self._elapsed() > self.settings.excitation_timeout:
+                raise RunAborted(f"the excitation did not end within {self.settings.excitation_timeout:g} s "
+                                 f"(state {excitation.get('state', 'unknown')})")
+            return
+        marker = (excitation.get("state"), excitation.get("time"), excitation.get("message"))
+        if marker != self._excitation_marker or excitation.get("paused"):
+            self._excitation_marker, self._progress_at = marker, now
+        stalled = now - (self._progress_at if self._progress_at is not None else self._phase_start)
+        if stalled > self.settings.service_timeout:
+            where = (f", at {float(excitation['time']):.1f} s of {float(excitation.get('duration') or 0.0):.1f} s"
+                     if excitation.get("time") is not None else "")
+            raise RunAborted(f"the excitation made no progress for {stalled:.0f} s (state "
+                             f"{excitation.get('state', 'unknown')}{where}; not paused)")
 
     def _step_stopping(self) -> None:
         message = self._answer("record_stop")

@@ -3,6 +3,9 @@ window of one recording (what ``dynid identify``, the identification node and ``
 
 - :mod:`.options`: :class:`~.options.IdentificationOptions`, built by one function from a config section, CLI
   flags or node parameters;
+- :mod:`.effort_unit`: joint torque or motor current in the recorded effort, and efforts that do not fit the
+  URDF's gravity torques;
+- :mod:`.sample_rate`: joint states recorded too slowly, and the driver's full-rate topic;
 - :mod:`.identify`: from a bag (streamed) or a series to an :class:`~.identification_result.IdentificationResult`;
 - :mod:`.linear_identification`: processing -> regressor -> estimate, the path of every method;
   :mod:`.sigmoid_identification`: the same with sigmoid friction (Gaz et al. 2019 eq. 25);

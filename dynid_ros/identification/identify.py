@@ -20,6 +20,7 @@ from dynid_ros.data.joint_states import JointStateSeries, held_positions
 from dynid_ros.data.signal_processing import CUTOFF_AUTO, ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.identification.effort_unit import require_torque
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.linear_identification import (
     FitTarget,
@@ -28,6 +29,7 @@ from dynid_ros.identification.linear_identification import (
     processed_scan,
 )
 from dynid_ros.identification.options import IdentificationOptions
+from dynid_ros.identification.sample_rate import sample_rate_warnings
 from dynid_ros.identification.sigmoid_identification import identify_with_sigmoid
 from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.model import RobotModel, load_model
@@ -124,6 +126,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
     ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already. ``gains_file``: the per-joint
     effort factors of ``--effort-scale-file``, applied to each sample on the way in."""
     options.check()
+    require_torque(options.effort_unit, options.effort_scale, gains_file)
     timer = timer or StageTimer()
     gains = effort_gains(options, gains_file)
     with timer.stage("read_bag"):
@@ -138,6 +141,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
         return result
     start = float(scan.t[0]) if len(scan.t) else None
     model, warnings = scanned_model(scan, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
+    warnings = warnings + sample_rate_warnings(scan.t, options.topic, model.joints)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
                               scan_gains(scan, model, gains, gains_file))
@@ -156,6 +160,7 @@ def identify(series: JointStateSeries, options: IdentificationOptions, *, urdf: 
     See :func:`~dynid_ros.identification.linear_identification.identify_linear` for ``fit_target`` and ``base``,
     which do not apply to sigmoid friction."""
     options.check()
+    require_torque(options.effort_unit, options.effort_scale)
     return _identify_series(series, options, timer or StageTimer(), model=model, urdf=urdf, dh=dh,
                             xacro_args=xacro_args, fit_target=fit_target, base=base)
 
@@ -166,6 +171,7 @@ def _identify_series(series: JointStateSeries, options: IdentificationOptions, t
                      base: BaseParameters | None = None) -> IdentificationResult:
     """:func:`identify` with checked options."""
     model, warnings = identified_model(series, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
+    warnings = warnings + sample_rate_warnings(series.t, options.topic, model.joints)
     if "sigmoid" in options.friction:  # nonlinear friction: alternate with the linear estimate
         result = identify_with_sigmoid(series, options, model, timer)
     else:

@@ -40,6 +40,7 @@ from dynid_ros.estimation.position_torque import PositionSeries, flagged_by_posi
 from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
 from dynid_ros.estimation.unmodelled_load import ExtraBody, flange_load, split_extra_body, with_extra_body
 from dynid_ros.identification.cutoff_selection import CutoffChoice, choose_cutoff
+from dynid_ros.identification.effort_unit import gravity_mismatch_warnings
 from dynid_ros.identification.excitation_quality import excitation_quality
 from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.identification_result import IdentificationResult
@@ -137,6 +138,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     """:func:`identify_linear` from the processed data (``data``: of the options' window and ``processing``, by
     default the options'; ``choice``: the cutoff chosen on the data, recorded with the processing)."""
     warnings = list(warnings or []) + segment_warnings(data.segments)
+    if fit_target is None:  # |tau| (unknown signs) cannot be compared with the gravity torque
+        warnings += gravity_mismatch_warnings(model, data.q, data.tau)
     position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
     layout = model.layout_for(options.friction, options.armature)
     processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's

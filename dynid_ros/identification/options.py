@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.method import METHODS
+from dynid_ros.identification.effort_unit import TORQUE, effort_unit
 from dynid_ros.robot.parameters import FRICTION_TERMS, parse_friction
 
 PRIORS = ("nominal", "none")
 """``--prior``: the nominal URDF as a prior, or none."""
 SIMPLE_KEYS = ("joints", "friction", "armature", "method", "consistency", "solver", "topic", "effort_scale", "prior",
-               "strict", "unmodelled_load")
+               "strict", "unmodelled_load", "effort_unit")
 """Options given by the same name as a flag, a node parameter or a key of the config's ``identification:``."""
 PBPR_KEYS = ("objective", "starts")
 """Keys of the config's ``pbpr:`` mapping that also exist as flags ``--pbpr-<key>`` (parameters ``pbpr_<key>``)."""
@@ -44,6 +45,9 @@ class IdentificationOptions:
     start: float | None = None
     end: float | None = None
     effort_scale: list[float] | None = None
+    effort_unit: str = TORQUE
+    """What the recorded effort is: ``N m`` (joint torque) or ``A`` (motor current, which needs ``effort_scale``
+    or ``--effort-scale-file``; :mod:`dynid_ros.identification.effort_unit`)."""
     prior: str = "nominal"
     bounds: dict = field(default_factory=dict)
     processing: dict = field(default_factory=dict)
@@ -59,6 +63,7 @@ class IdentificationOptions:
     def __post_init__(self) -> None:
         """The friction terms in their canonical order and the position-term setting checked, however given."""
         self.friction = parse_friction(self.friction)
+        self.effort_unit = effort_unit(self.effort_unit)
         self.position_torque = position_torque_setting(self.position_torque)
 
     def check(self) -> None:

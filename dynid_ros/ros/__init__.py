@@ -8,6 +8,7 @@ Each node module has ``PARAMETERS`` (its parameter schema) and ``main(args=None)
 - :mod:`.sim_node`, :mod:`.excitation_node`, :mod:`.recorder_node`, :mod:`.identification_node`,
   :mod:`.orchestrator_node`: the nodes;
 - :mod:`.controller_links`: ``excitation_node``'s transports to a controller (action, topic, stream);
+  :mod:`.controller_probe`: what the controller manager and the controller tell about it (states, parameters);
 - :mod:`.common`: what every node shares (parameter schema, defaults from the robot config, ``main``);
 - :mod:`.launch_support`: helpers of the launch files in ``launch/``.
 """

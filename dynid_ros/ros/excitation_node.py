@@ -10,11 +10,15 @@ Parameters:
         are the authority: the trajectory file's ``limits:`` can only narrow them.
     trajectory_file (str): excitation trajectory YAML (``dynid excite`` output; relative paths are also
         looked up in the package, e.g. ``robot/trajectories/panda_identification.yaml``).
-    controller_name (str): ``joint_trajectory_controller``.
+    controller_name (str): ``joint_trajectory_controller`` (a UR driver: ``scaled_joint_trajectory_controller``,
+        the one it starts active).
+    controller_manager (str): ``/controller_manager``: its ``list_controllers`` tells whether the controller is
+        active (and which are, when it is not); stream mode matches its ``update_rate``.
     mode (str): ``action`` (control_msgs/FollowJointTrajectory on ``/<controller>/follow_joint_trajectory``;
         the default, for real robots) | ``topic`` (trajectory_msgs/JointTrajectory on
         ``/<controller>/joint_trajectory``) | ``stream`` (std_msgs/Float64MultiArray positions on
-        ``/<controller>/commands``, a forward command controller).
+        ``/<controller>/commands``, a forward command controller whose ``interface_name`` is ``position``:
+        anything else is refused).
     stream_joints (str[]): stream mode: the forward controller's joints in the order of its commands (its
         ``joints`` parameter); required in stream mode; joints the trajectory does not move hold their pose.
     stream_rate_hz (double): stream mode: commands per second, each the profile sampled at the command's
@@ -40,16 +44,26 @@ Parameters:
 Services:
     ``~/start``, ``~/stop`` (std_srvs/Trigger). ``~/start`` answers at once: refused (with the reason)
     when the trajectory or the joint states are bad; otherwise accepted, and the motion begins as soon
-    as the controller is reachable (``~/status`` tells). ``~/stop`` cancels the goal (action), sends an
-    empty trajectory (topic: the controller holds its position) or stops streaming. Ctrl-C while moving
-    does the same; in action mode it waits (up to 2 s) for the server to end the canceled goal.
+    as the controller is reachable and active (``~/status`` tells). ``~/stop``, every abort and Ctrl-C stop the
+    arm the same way, with a stop the controller executes: a short trajectory decelerating from the measured
+    state to a hold within the robot's acceleration limits (:mod:`dynid_ros.execution.stop_motion`), on the
+    topic (topic mode), as a goal that preempts the running one (action mode; a cancel only if the server
+    refuses it), or streamed (stream mode: from the last command). Ctrl-C waits for the stop to be in the
+    controller's hands (action mode: its goal answered, up to 2 s; stream mode: the deceleration streamed).
 
 Publishes:
     ``~/status`` (std_msgs/String, transient local): JSON ``{"state": idle|approaching|running|done|aborted,
-    "progress": 0..1, "message": ..., "duration": s}`` on every change and at 10 Hz while moving.
+    "progress": 0..1, "message": ..., "duration": s, "time": s, "speed": ..., "paused": bool, "clock": ...}`` on
+    every change and at 10 Hz while moving. ``time`` is the motion's time on the controller's clock (its
+    FollowJointTrajectory feedback, or its ``~/controller_state`` in topic mode: a speed-scaled or paused
+    controller runs it slower than the wall clock), ``progress`` is ``time / duration``, ``speed`` the controller
+    seconds per wall second (its speed scaling), ``paused`` true while the controller reports but its time stands
+    still (the node waits: a paused arm is not a failure), ``clock`` where the time comes from.
 
 Subscribes:
-    ``joint_states_topic`` (sensor_msgs/JointState), indexed by joint name.
+    ``joint_states_topic`` (sensor_msgs/JointState), indexed by joint name; its header stamps anchor a stop on
+    the robot's clock. Topic mode: ``/<controller>/controller_state`` (control_msgs/JointTrajectoryControllerState),
+    the controller's reference, for the motion's time.
 
 Before moving, every check passes or nothing moves: every trajectory joint is a joint of the robot,
 fresh joint states name every joint of the robot, the whole motion from the current pose (approach,
@@ -66,8 +80,11 @@ done by timers, the action by futures, the stream by a thread of its own.
 
 from __future__ import annotations
 
+import time
+
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
@@ -95,7 +112,10 @@ from dynid_ros.ros.controller_links import ActionLink, StreamLink, TopicLink
 NAME = "excitation_node"
 
 SHUTDOWN_WAIT_S = 2.0
-"""Action mode: on shutdown, seconds to wait for the canceled goal's end (the server's answer)."""
+"""Action mode: on shutdown, seconds to wait for the server's answer to the stop goal."""
+
+TOPIC_FLUSH_S = 0.3
+"""Topic mode: on shutdown, seconds left to the stop trajectory to leave before its publisher is destroyed."""
 
 PARAMETERS = (
     Param("urdf_path", "", "robot URDF file ('' and no robot_description: the config's robot.urdf)"),
@@ -106,7 +126,8 @@ PARAMETERS = (
     Param("mode", "action", "action (FollowJointTrajectory) | topic (JointTrajectory) | stream (Float64MultiArray)"),
     Param("stream_rate_hz", 0.0, "stream mode: position commands per second, each sampled from the profile "
           "(0 = the controller manager's update_rate; below it is refused)", low=0.0, high=10000.0),
-    Param("controller_manager", "/controller_manager", "stream mode: node whose update_rate the stream matches"),
+    Param("controller_manager", "/controller_manager", "controller manager: its list_controllers tells which "
+          "controllers are active; stream mode matches its update_rate"),
     Param("stream_joints", [], "stream mode: the forward controller's joints, in the order of its commands"),
     Param("point_rate_hz", 50.0, "action/topic mode: waypoints per second", low=1.0, high=10000.0),
     Param("cycles", 1, "periods of the excitation", low=1, high=100000),
@@ -138,13 +159,19 @@ class ExcitationNode(Node):
             raise ConfigError("mode stream needs stream_joints: the forward controller's joints in its order")
         self._trajectory_cache: tuple | None = None
         self._robot_limits = None
-        self.link = self._make_link(p["controller_name"].strip("/"))
+        controller = p["controller_name"].strip("/")
+        self.link = self._make_link(controller)
         settings = SupervisorSettings(p["cycles"], p["check_rate_hz"], p["state_timeout"], p["wait_timeout"],
                                       p["settle_time"], p["goal_time_tolerance"], p["joint_states_topic"],
-                                      f"action server {getattr(self.link, 'action_name', '')}", p["mode"])
-        self.supervisor = ExcitationSupervisor(settings, self._load, self.link, self._publish_status, self._log)
+                                      f"action server {getattr(self.link, 'action_name', '')}"
+                                      if p["mode"] == "action" else f"controller /{controller}", p["mode"],
+                                      p["point_rate_hz"])
+        self.supervisor = ExcitationSupervisor(settings, self._load, self.link, self._publish_status, self._log,
+                                               stamp_clock=lambda: self.get_clock().now().nanoseconds * 1e-9)
         self.status_pub = self.create_publisher(String, "~/status", latched_qos())
         self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_state, 10)
+        if p["mode"] == "topic":
+            self._subscribe_controller_state(controller)
         # ~/start builds and checks the motion (a second or so); each in its own callback group, so that a
         # multi-threaded executor (a test's, or a caller's) runs joint states, ticks and ~/stop meanwhile
         trigger_service(self, "~/start", self.start, MutuallyExclusiveCallbackGroup())
@@ -167,12 +194,29 @@ class ExcitationNode(Node):
     def _make_link(self, controller: str) -> object:
         p = self.params
         if p["mode"] == "topic":
-            return TopicLink(self, controller, p["point_rate_hz"])
+            return TopicLink(self, controller, p["point_rate_hz"], p["controller_manager"])
         if p["mode"] == "stream":
             held = lambda joints: self.supervisor.states.positions(joints, 0.0, float("inf"))  # noqa: E731
             return StreamLink(self, controller, p["stream_rate_hz"], p["stream_joints"], held,
                               lambda: self.supervisor.run.active, p["controller_manager"])
-        return ActionLink(self, controller, p, self.supervisor_ended)
+        return ActionLink(self, controller, p, self.supervisor_ended,
+                          lambda *report: self.supervisor.on_controller_state(*report), p["controller_manager"])
+
+    def _subscribe_controller_state(self, controller: str) -> None:
+        """Topic mode: the controller's reference on ``~/controller_state`` tells the motion's time."""
+        try:
+            from control_msgs.msg import JointTrajectoryControllerState  # deferred: control_msgs is optional
+        except ImportError:
+            self.get_logger().info("control_msgs is not installed: the motion's time is the wall clock's")
+            return
+
+        def on_state(msg: object) -> None:
+            reference = msg.reference
+            self.supervisor.on_controller_state(list(msg.joint_names), list(reference.positions),
+                                                list(reference.velocities), None)
+
+        self.create_subscription(JointTrajectoryControllerState, f"/{controller}/controller_state", on_state,
+                                 QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
     def supervisor_ended(self, success: bool, message: str) -> None:
         self.supervisor.controller_ended(success, message)
@@ -197,7 +241,8 @@ class ExcitationNode(Node):
         return self._trajectory_cache[1], self._robot_limits
 
     def _on_joint_state(self, msg: JointState) -> None:
-        self.supervisor.on_joint_state(list(msg.name), list(msg.position), list(msg.velocity))
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.supervisor.on_joint_state(list(msg.name), list(msg.position), list(msg.velocity), stamp)
 
     def _tick(self) -> None:
         if self.context.ok():
@@ -221,15 +266,13 @@ class ExcitationNode(Node):
             if self.context.ok():
                 self.supervisor.stop("node shutting down")
                 if isinstance(self.link, ActionLink) and not self.link.wait_for_end(SHUTDOWN_WAIT_S):
-                    self.get_logger().error(f"the controller did not confirm the end of the goal within "
-                                            f"{SHUTDOWN_WAIT_S} s")
+                    self.get_logger().error(f"the controller did not answer the stop within {SHUTDOWN_WAIT_S} s")
+                if isinstance(self.link, TopicLink):
+                    time.sleep(TOPIC_FLUSH_S)  # the stop trajectory leaves before its publisher is destroyed
             else:
                 self.get_logger().error("shutting down while moving with ROS already shut down: nothing could be "
                                         "sent to the controller")
-        if isinstance(self.link, ActionLink):
-            self.link.destroy()
-        if isinstance(self.link, StreamLink):
-            self.link.halt()  # its thread ends (joined) before the node and its publisher are destroyed
+        self.link.destroy()  # a stream's thread ends (after its deceleration) before its publisher is destroyed
         super().destroy_node()
 
 

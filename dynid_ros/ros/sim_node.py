@@ -34,14 +34,22 @@ Subscribes:
     ``/<controller_name>/joint_trajectory`` (trajectory_msgs/JointTrajectory), followed like
     ros2_control's joint_trajectory_controller (:mod:`dynid_ros.execution.trajectory_reference`): times from the
     header stamp (zero: on receipt), quintic/cubic/linear interpolation, a new trajectory replaces the
-    old one starting from the MEASURED state (as joint_trajectory_controller in closed loop), an empty
-    one holds the measured position; joints must be exactly the robot's. A reference leaving the
+    old one starting from the MEASURED state (as joint_trajectory_controller in closed loop); one without
+    points or joint names is rejected and the running one goes on (as joint_trajectory_controller does: stop
+    with a trajectory to a hold); joints must be exactly the robot's. A reference leaving the
     robot's limits (URDF + config, :func:`dynid_ros.execution.robot_limits.check_motion`) is refused.
 
 Action server (when control_msgs is importable):
     ``/<controller_name>/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory), with path and
     goal tolerances (:func:`dynid_ros.execution.follow_joint_trajectory.tolerance_violation`), cancel and preemption.
     Goals naming other joints than the robot's are rejected; on cancel or abort the arm holds where it is.
+    Feedback every 10 ms while a goal runs (desired = the reference at the simulation's time, actual, error), as
+    joint_trajectory_controller sends it.
+    ``/<controller_name>/controller_state`` (control_msgs/JointTrajectoryControllerState, when control_msgs is
+    importable): reference and measured state every 10 ms of simulation time.
+
+Clients that time the motion by the controller (excitation_node) follow the simulation's time: when the machine
+cannot keep the simulation in real time, it slows down and so does the motion they supervise.
 
 The simulation runs in real time: a 2 ms timer runs every step that is due by the wall clock. The
 controller and the goal checks are :mod:`dynid_ros.sim.trajectory_controller`; this node wires them to ROS.
@@ -51,6 +59,7 @@ from __future__ import annotations
 
 import time
 
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
@@ -94,6 +103,10 @@ PARAMETERS = (
 )
 
 
+STATE_PERIOD_S = 0.01
+"""``~/controller_state`` every this much simulation time [s] (a controller manager's 100 Hz update)."""
+
+
 def duration_s(duration: object) -> float:  # builtin_interfaces/Duration
     return duration.sec + 1e-9 * duration.nanosec
 
@@ -120,6 +133,8 @@ class SimNode(Node):
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self._active_goal = None
         self._closing = False
+        self._state_msg, self._state_due = None, 0.0
+        self._controller_state_pub = self._make_state_publisher(controller)
         self._action_server = self._make_action_server(f"/{controller}/follow_joint_trajectory")
         self._t_wall0 = time.monotonic()
         self._stamp0_ns = self.get_clock().now().nanoseconds
@@ -164,11 +179,45 @@ class SimNode(Node):
             self._behind_warned = True
         for _ in range(count):
             self._publish(self.controller.step())
+        if count:
+            self._publish_controller_state()
+
+    def _stamp(self, sim_time: float) -> object:
+        """The header stamp of a simulation time (the node's clock at start plus the simulation time)."""
+        stamp = Time()
+        stamp.sec, stamp.nanosec = divmod(self._stamp0_ns + int(round(sim_time * 1e9)), 1_000_000_000)
+        return stamp
+
+    def _make_state_publisher(self, controller: str) -> object | None:
+        """``/<controller>/controller_state`` as joint_trajectory_controller publishes it (control_msgs
+        JointTrajectoryControllerState: ``reference`` = the desired state at its own time, ``feedback`` = the
+        measured one; joint_trajectory_controller.cpp ``publish_state``, lines 1080-1105 of 4.19.0, on
+        ``~/controller_state`` with the system default QoS, line 819); None without control_msgs."""
+        try:
+            from control_msgs.msg import JointTrajectoryControllerState  # deferred: control_msgs is optional
+        except ImportError:
+            return None
+        self._state_msg = JointTrajectoryControllerState
+        return self.create_publisher(JointTrajectoryControllerState, f"/{controller}/controller_state", 10)
+
+    def _publish_controller_state(self) -> None:
+        """The controller's state, at most every :data:`STATE_PERIOD_S` of simulation time."""
+        state = self.controller.tracking()
+        if self._controller_state_pub is None or state is None or state[0] < self._state_due:
+            return
+        self._state_due = state[0] + STATE_PERIOD_S
+        now, sample, q_ref, dq_ref = state
+        msg = self._state_msg(joint_names=list(self.joints))
+        msg.header.stamp = self._stamp(now)
+        msg.reference.positions, msg.reference.velocities = q_ref.tolist(), dq_ref.tolist()
+        msg.feedback.positions, msg.feedback.velocities = sample.position.tolist(), sample.velocity.tolist()
+        msg.error.positions = (q_ref - sample.position).tolist()
+        msg.error.velocities = (dq_ref - sample.velocity).tolist()
+        self._controller_state_pub.publish(msg)
 
     def _publish(self, sample: object) -> None:
         msg = JointState()
-        stamp_ns = self._stamp0_ns + int(round(sample.t * 1e9))
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        msg.header.stamp = self._stamp(sample.t)
         msg.name = list(self.joints)
         msg.position = sample.position.tolist()
         msg.velocity = sample.velocity.tolist()
@@ -236,8 +285,22 @@ class SimNode(Node):
         supervision = GoalSupervision(self.joints, tolerances_from_message(goal.path_tolerance),
                                       tolerances_from_message(goal.goal_tolerance),
                                       duration_s(goal.goal_time_tolerance), end)
+
+        def feedback(state: tuple) -> None:
+            if self._closing or self._action_server is None:  # shutting down: the server is being destroyed
+                return
+            message = self._fjt.Feedback(joint_names=list(self.joints))
+            message.header.stamp = self._stamp(state[0])
+            message.desired.positions, message.desired.velocities = state[2].tolist(), state[3].tolist()
+            message.actual.positions = state[1].position.tolist()
+            message.actual.velocities = state[1].velocity.tolist()
+            message.error.positions = (state[2] - state[1].position).tolist()
+            message.error.velocities = (state[3] - state[1].velocity).tolist()
+            goal_handle.publish_feedback(message)
+
         verdict = run_goal(self.controller, supervision, lambda: self._closing or not self.context.ok(),
-                           lambda: self._active_goal is not goal_handle, lambda: goal_handle.is_cancel_requested)
+                           lambda: self._active_goal is not goal_handle, lambda: goal_handle.is_cancel_requested,
+                           feedback=feedback)
         if self._active_goal is goal_handle:
             self._active_goal = None
         result.error_code, result.error_string = verdict.error_code, verdict.error_string

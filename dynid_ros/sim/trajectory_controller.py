@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynid_ros.errors import ConfigError
+from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation.torques import nominal_torques
 from dynid_ros.execution.follow_joint_trajectory import (
     GOAL_TOLERANCE_VIOLATED,
@@ -135,10 +135,18 @@ class SimulatedTrajectoryController:
         the state measured when it is installed (``t0`` None: it starts then), which must be the checked
         start state within :data:`RECHECK_TOLERANCE`, else it is checked again from there.
 
+        A trajectory with no joint names or no points is rejected as joint_trajectory_controller rejects it
+        (``validate_trajectory_msg``, ros2_controllers 4.19.0 joint_trajectory_controller.cpp lines 1378-1390):
+        the running one goes on; to stop, send a trajectory to a hold.
+
         Raises:
             TrajectoryError: it does not fit this robot (joints, sizes, times) or, from the measured state
                 to its end, it leaves the robot's limits on a 1 kHz grid; the old reference then stays.
         """
+        if not len(names):  # joint_trajectory_controller.cpp validate_trajectory_msg (4.19.0, line 1380)
+            raise TrajectoryError("Empty joint names on incoming trajectory.")
+        if not len(times):  # ... line 1386: rejected, the running trajectory goes on (no hold)
+            raise TrajectoryError("Empty trajectory received.")
         args = (t0, names, times, positions, velocities, accelerations)
         now, start = self.measured()
         while True:
@@ -153,7 +161,9 @@ class SimulatedTrajectoryController:
             start = state  # the arm moved while the trajectory was checked (a running one): check again
 
     def hold(self) -> None:
-        """Stop where the arm is (its measured position, as joint_trajectory_controller holds on cancel/abort)."""
+        """Stop where the arm is (its measured position, as joint_trajectory_controller holds on cancel and abort:
+        ``set_hold_position()``, joint_trajectory_controller.cpp lines 359, 397, 1168 of 4.19.0, which has no
+        ``decelerate_on_cancel``)."""
         now, (q, _, _) = self.measured()
         with self._lock:
             self.reference = TrajectoryReference.hold(self.joints, now, q)
@@ -211,9 +221,13 @@ class GoalSupervision:
 
 def run_goal(controller: SimulatedTrajectoryController, supervision: GoalSupervision,
              closing: Callable[[], bool], preempted: Callable[[], bool], cancel_requested: Callable[[], bool],
-             period_s: float = 0.01) -> GoalVerdict:
+             period_s: float = 0.01, feedback: Callable[[tuple], None] | None = None) -> GoalVerdict:
     """Watch the running goal every ``period_s`` until it ends; the arm holds where it is on cancel, on a path
-    tolerance violation and on shutdown (a preempting goal has already replaced the reference)."""
+    tolerance violation and on shutdown (a preempting goal has already replaced the reference). ``feedback``
+    gets :meth:`SimulatedTrajectoryController.tracking` each period while the goal runs: the desired state at the
+    simulation's time, as joint_trajectory_controller sends its feedback (``desired = state_desired_``, sampled at
+    its own trajectory time, each update of an active goal: joint_trajectory_controller.cpp lines 331-342 of
+    4.19.0), so a client follows the controller's time however fast the simulation runs."""
     while True:
         time.sleep(period_s)
         if closing():
@@ -225,6 +239,8 @@ def run_goal(controller: SimulatedTrajectoryController, supervision: GoalSupervi
             controller.hold()
             return GoalVerdict("canceled")
         state = controller.tracking()
+        if state is not None and feedback is not None:
+            feedback(state)
         verdict = None if state is None else supervision.verdict(state[0], state[1].position, state[1].velocity,
                                                                  state[2], state[3])
         if verdict is not None:

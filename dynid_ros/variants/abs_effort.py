@@ -26,6 +26,7 @@ from dynid_ros.estimation.torque_signs import (
     search_signs,
     thresholds,
 )
+from dynid_ros.identification.effort_unit import require_torque
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.identify import (
     effort_gains,
@@ -112,6 +113,7 @@ def identify_abs_effort_bag(bag: str | Path, options: IdentificationOptions, sea
     ``gains_file``: ``--effort-scale-file``, applied per sample as :func:`identify_bag` does."""
     search = _checked(options, search)
     timer = timer or StageTimer()
+    require_torque(options.effort_unit, options.effort_scale, gains_file)
     gains = effort_gains(options, gains_file)
     if not streams(options):  # e.g. a cutoff chosen on the whole series
         with timer.stage("read_bag"):

@@ -153,12 +153,13 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dynid_ros.cli", *args], capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("case", ["missing_bag", "invalid_urdf", "unknown_joint", "too_little_excitation"])
+@pytest.mark.parametrize("case", ["missing_bag", "invalid_urdf", "unknown_joint", "too_little_excitation",
+                                  "current_without_gains"])
 def test_identify_bad_input_is_one_line_exit_2_and_writes_nothing(case, tmp_path, panda_bag):
     out = tmp_path / "out"
     urdf, bag, extra = str(PANDA_URDF), str(panda_bag), []
     expected = {"missing_bag": "no-such-bag", "invalid_urdf": "URDF", "unknown_joint": "panda_joint9",
-                "too_little_excitation": "not identifiable"}[case]
+                "too_little_excitation": "not identifiable", "current_without_gains": "dynid gains"}[case]
     if case == "missing_bag":
         bag = str(tmp_path / "no-such-bag")
     elif case == "invalid_urdf":
@@ -168,6 +169,10 @@ def test_identify_bad_input_is_one_line_exit_2_and_writes_nothing(case, tmp_path
         urdf = str(bad)
     elif case == "unknown_joint":
         extra = ["--joints", "panda_joint1,panda_joint9"]
+    elif case == "current_without_gains":  # a driver publishing motor currents, their gains not given
+        config = tmp_path / "arm.yaml"
+        config.write_text("identification:\n  effort_unit: A\n")
+        extra = ["--config", str(config)]
     else:  # one second: some joints never reverse, so Coulomb and offset are confounded; --strict makes it fatal
         extra = ["--end", "1.0", "--strict"]
     run = _run_cli("identify", "--urdf", urdf, "--bag", bag, "--out", str(out), *extra)

@@ -52,17 +52,18 @@ class Recorder:
 
     def __init__(self, confirms_end=False):
         self.confirms_end = confirms_end
-        self.sent, self.halts, self.problem_text = [], 0, None
+        self.sent, self.halts, self.problem_text, self.stops = [], 0, None, []
         self.until = math.inf  # profile time sent so far (a stream's; topic and action send all at once)
 
-    def problem(self):
+    def problem(self, joints):
         return self.problem_text
 
     def send(self, profile):
         self.sent.append(profile)
 
-    def halt(self):
+    def halt(self, stop):
         self.halts += 1
+        self.stops.append(stop)
 
     def awaiting_answer(self):
         return False

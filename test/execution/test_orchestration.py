@@ -143,14 +143,52 @@ def test_an_aborted_excitation_stops_the_recorder_and_skips_identification():
     assert "identify" not in desk.sent
 
 
-def test_a_deadline_while_moving_stops_the_excitation_and_the_recorder():
-    desk = Desk()
-    run, clock = make(desk, service_timeout=2.0)
+def exciting(desk, **settings):
+    """A run whose excitation was started (the recorder records, the excitation node has joint states)."""
+    run, clock = make(desk, **settings)
     run.tick()
     fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
     fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
     run.tick()
-    fresh(run, clock, "excitation", state="running", duration=3.0)
+    return run, clock
+
+
+def test_an_excitation_without_progress_is_stopped_with_the_recorder():
+    """No change of the excitation's status (state, time on the controller's clock) for service_timeout, not
+    paused: aborted, the excitation stopped and the recorder too."""
+    desk = Desk()
+    run, clock = exciting(desk, service_timeout=2.0)
+    fresh(run, clock, "excitation", state="running", duration=3.0, time=1.2, paused=False)
+    run.tick()
+    clock.now += 2.1
+    run.tick()
+    assert run.state == "aborted"
+    assert run.message == "the excitation made no progress for 2 s (state running, at 1.2 s of 3.0 s; not paused)"
+    assert [name for name, _ in run.cleanup_sent] == ["excite_stop", "record_stop"]
+
+
+def test_a_slowed_down_or_paused_excitation_is_waited_for():
+    """A speed-scaled motion takes longer than its duration plus any margin, a paused one stands still: the
+    excitation's own time decides, not the wall clock."""
+    run, clock = exciting(Desk(), service_timeout=2.0)
+    for k in range(100):  # 100 s of wall time for a 3 s motion, slowly moving on
+        fresh(run, clock, "excitation", state="running", duration=3.0, time=0.03 * k, paused=False)
+        clock.now += 1.0
+        run.tick()
+    for _ in range(60):  # then a minute paused
+        fresh(run, clock, "excitation", state="running", duration=3.0, time=2.97, paused=True)
+        clock.now += 1.0
+        run.tick()
+    assert run.state == "exciting"
+    fresh(run, clock, "excitation", state="done", duration=3.0, time=3.0, paused=False)
+    run.tick()
+    assert run.message.startswith("excitation done")
+
+
+def test_an_excitation_timeout_is_a_wall_clock_deadline():
+    desk = Desk()
+    run, clock = exciting(desk, service_timeout=2.0, excitation_timeout=5.0)
+    fresh(run, clock, "excitation", state="running", duration=3.0, time=0.5, paused=True)
     clock.now += 5.1
     run.tick()
     assert run.state == "aborted" and run.message == "the excitation did not end within 5 s (state running)"

@@ -177,7 +177,9 @@ def test_a_deadline_while_moving_stops_the_excitation_and_the_recorder(spinner, 
     last = robot.wait_until_ended()
     assert last["state"] == "aborted" and last["message"].startswith("the excitation did not end within 1 s"), last
     wait_for(lambda: len(robot.sent.messages) == 2, what="the stop trajectory")
-    assert len(robot.sent.messages[0].points) > 0 and len(robot.sent.messages[1].points) == 0  # hold position
+    stop = robot.sent.messages[1]
+    assert len(robot.sent.messages[0].points) > 0  # the motion, then a decelerating stop ending at rest
+    assert len(stop.points) >= 2 and np.abs(stop.points[-1].velocities).max() == 0.0
     wait_for(lambda: robot.states("excitation_node")[-1] == "aborted", what="excitation aborted")
     assert "stopped on request" in robot.status["excitation_node"].last["message"]
     wait_for(lambda: robot.states("recorder_node")[-1] == "stopped", what="recorder stopped")

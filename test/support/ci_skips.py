@@ -7,7 +7,9 @@ A skipped test (or a module skipped at import) is reported as a failure, except
   * the launch tests while ``DYNID_ROS2_LAUNCH`` is unset and the launch stack is not installed (a clone
     without the ros2_launch folder beside it: launch has no PyPI wheel), and
   * the rosdep key checks while ``DYNID_ROSDISTRO`` is unset (no rosdistro snapshot beside the clone), and
-  * the dVRK-data tests while ``DYNID_DVRK_DATA`` is unset (a clone without the data set).
+  * the dVRK-data tests while ``DYNID_DVRK_DATA`` is unset (a clone without the data set), and
+  * the tests against the real ros2_control stack while ``DYNID_ROS2_CONTROL`` is unset and the venv has no
+    ``ros2_control_env.sh`` (a clone without the ros2_control folder beside it).
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def allowed_skip(item: pytest.Item, reason: str) -> bool:
-    from support import dvrk_data, launch_stack, panda_data, rosdistro_index
+    from support import dvrk_data, launch_stack, panda_data, ros2_control_stack, rosdistro_index
 
-    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data):
+    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data, ros2_control_stack):
         if data.UNSET_REASON in reason and not os.environ.get(data.ENV):
             return True
     return item.get_closest_marker("hardware") is not None and item.nodeid in HARDWARE_TESTS

@@ -1,4 +1,5 @@
-"""Build control_msgs (FollowJointTrajectory and its tolerance messages) into the test venv, once.
+"""Build control_msgs (FollowJointTrajectory, its tolerance messages, JointTrajectoryControllerState) into the test
+venv, once.
 
 control_msgs has no PyPI wheel, but its interface files (vendored in ``test/control_msgs_src``,
 ros-controls/control_msgs branch jazzy) compile with the PyPI ROS 2 Jazzy rosidl/ament wheels of the
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -41,7 +44,15 @@ def importable(module: str = "control_msgs.action") -> bool:
 
 
 def control_msgs_importable() -> bool:
-    return importable("control_msgs.action")
+    """FollowJointTrajectory and JointTrajectoryControllerState (an older build lacks the latter: built again)."""
+    return importable("control_msgs.action") and _generated("control_msgs", "msg/_joint_trajectory_controller_state.py")
+
+
+def _generated(package: str, relative: str) -> bool:
+    """Whether the installed ``package`` has the generated file ``relative`` (looked up, not imported: a module
+    imported before a rebuild would stay the old one)."""
+    spec = importlib.util.find_spec(package)
+    return spec is not None and any((Path(p) / relative).is_file() for p in spec.submodule_search_locations or ())
 
 
 def _missing(path: str) -> bool:
@@ -93,6 +104,7 @@ def build(prefix: Path, work: Path, source: Path = SOURCE, module: str = "contro
     env = {**os.environ, "AMENT_PREFIX_PATH": str(prefix), "CMAKE_PREFIX_PATH": str(prefix),
            "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     build_dir = work / "build"
+    shutil.rmtree(build_dir, ignore_errors=True)  # a cache of another source directory (another clone) stops cmake
     with open(log_path, "w") as log:
         try:
             _run(["cmake", "-S", str(source), "-B", str(build_dir), f"-DCMAKE_INSTALL_PREFIX={prefix}",

@@ -1,0 +1,104 @@
+"""The stop of a running motion: a short decelerating trajectory to a hold, from the measured state.
+
+What a joint trajectory controller does with the ways to stop it (ros2_controllers, joint_trajectory_controller.cpp,
+jazzy): a trajectory without points is refused ("Empty trajectory received", ``validate_trajectory_msg``) and the
+running one goes on; a canceled goal holds the measured position at once (``goal_cancelled_callback`` ->
+``set_hold_position``), an arm at 2 rad/s included, unless ``constraints.decelerate_on_cancel`` is set (newer jazzy
+releases: each joint then ramps down at its ``max_deceleration_on_cancel``, doc/decelerate_on_cancel.rst). What every
+controller executes is an ordinary trajectory. :func:`plan_stop` makes it from the measured position and velocity:
+every joint decelerates at a constant rate and all come to rest together, after ``T = max_j |v_j| / a_j`` with
+``a_j`` the robot's acceleration limit, so no joint exceeds its limit and the arm stops on the tangent of its path
+(in joint space: the stop is the motion slowed down uniformly); then it holds where it stopped, ``q0 + v0 T / 2``.
+
+The stop starts :data:`LEAD_S` after it is planned, from the measured state carried forward to then along the
+motion, stamped on the robot's clock when the joint states' stamps are on the sender's (the controller, receiving it
+before its start, interpolates from the arm's state to its first point, ``Trajectory::sample`` before the first
+point); with stamps on another clock (none, simulated time) it starts ``LEAD_S`` after its receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_STOP_S = 0.1
+"""Shortest stop [s]: an arm at (or nearly at) rest still gets a trajectory of a few controller periods."""
+
+HOLD_S = 0.25
+"""The stop's trajectory goes on this long [s] at rest after the stop (its end is never in the controller's past when
+it arrives: joint_trajectory_controller refuses a stamped trajectory that ends before its now)."""
+
+LEAD_S = 0.05
+"""A stop starts this long [s] after it is planned: by then it has reached the controller, which interpolates from
+the arm's state on arrival to the stop's first point (the arm does not jump into a stop already under way)."""
+
+STAMP_TOLERANCE_S = 0.5
+"""A measurement's stamp farther than this [s] from the sender's clock is not used (another clock, sim time)."""
+
+
+@dataclass(frozen=True)
+class StopMotion:
+    """Constant deceleration of every joint from ``(q0, v0)`` to rest at ``duration``, then a hold.
+
+    Attributes:
+        joints: the joints, in the order of every array.
+        q0, v0: position and velocity at the stop's time 0.
+        duration: time to rest [s] (at least :data:`MIN_STOP_S`).
+        deceleration: (n,) signed, ``v0 / duration``: ``q'' = -deceleration`` until rest.
+        limits: (n,) the acceleration limits the stop keeps to (a stop planned again from another state keeps them).
+        stamp: the stop's time 0 on the controller's clock [s]; 0: ``lead`` after the controller receives it.
+        lead: the stop's time 0 after its receipt [s], when it has no stamp.
+    """
+
+    joints: tuple[str, ...]
+    q0: np.ndarray
+    v0: np.ndarray
+    duration: float
+    deceleration: np.ndarray
+    limits: np.ndarray
+    stamp: float = 0.0
+    lead: float = 0.0
+
+    @property
+    def q_end(self) -> np.ndarray:
+        """Where the arm comes to rest."""
+        return self.q0 + 0.5 * self.v0 * self.duration
+
+    def sample(self, t: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, dq, ddq)`` at times ``t`` (N,) from the stop's time 0, each (N, n); at rest from ``duration`` on."""
+        t = np.clip(np.atleast_1d(np.asarray(t, dtype=float)), 0.0, None)[:, None]
+        s = np.minimum(t, self.duration)
+        q = self.q0 + self.v0 * s - 0.5 * self.deceleration * s**2
+        dq = self.v0 - self.deceleration * s
+        ddq = np.where(t < self.duration, -self.deceleration, 0.0) * np.ones_like(q)
+        return q, dq, ddq
+
+    def waypoints(self, rate_hz: float, start: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(t, q, dq, ddq)`` from ``start`` (included) every ``1 / rate_hz`` to ``duration``, then at rest there
+        until ``duration + HOLD_S`` (zero velocity and acceleration: the controller holds the last point)."""
+        step = 1.0 / rate_hz
+        t = np.arange(start, self.duration, step)
+        t = np.concatenate([t[t < self.duration - 0.25 * step], [self.duration, self.duration + HOLD_S]])
+        q, dq, ddq = self.sample(t)
+        dq[-2:], ddq[-2:] = 0.0, 0.0
+        return t, q, dq, ddq
+
+
+def plan_stop(joints: Sequence[str], q: np.ndarray, v: np.ndarray, acceleration: np.ndarray, *, stamp: float = 0.0,
+              lead: float = 0.0, min_duration: float = MIN_STOP_S) -> StopMotion:
+    """The stop from position ``q`` and velocity ``v`` within the acceleration limits ``acceleration`` (n,, > 0):
+    all joints at rest together, none decelerating faster than its limit (non-finite velocities count as 0)."""
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    acceleration = np.asarray(acceleration, dtype=float)
+    v = np.where(np.isfinite(v), v, 0.0)
+    duration = float(max(np.max(np.abs(v) / acceleration, initial=0.0), min_duration))
+    return StopMotion(tuple(joints), q.copy(), v.copy(), duration, v / duration, acceleration.copy(), float(stamp),
+                      float(lead))
+
+
+def usable_stamp(stamp: float, now: float) -> bool:
+    """Whether a measurement's ``stamp`` can anchor a stop sent at ``now`` (the sender's clock): given, and within
+    :data:`STAMP_TOLERANCE_S` of it (a stamp on another clock, e.g. simulated time, is not)."""
+    return stamp > 0.0 and abs(now - stamp) <= STAMP_TOLERANCE_S

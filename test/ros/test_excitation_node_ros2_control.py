@@ -1,0 +1,254 @@
+"""excitation_node against the real ros2_control stack of Jazzy: controller_manager on mock hardware (the Panda's
+URDF, position commands, velocities computed from them), joint_state_broadcaster, joint_trajectory_controller and
+forward command controllers, as spawned by controller_manager's spawner (test/support/ros2_control_stack.py).
+
+The node runs as its executable runs it (a process of its own, in the stack's environment); the test reads
+/joint_states and the node's ~/status and calls its services. Each mode runs a whole excitation to ``done``; a stop
+in the middle of a fast motion brings the arm to rest within the deceleration the robot's acceleration limits allow
+(the stop the controller executes, not an empty trajectory it ignores or a cancel that holds at once); a goal the
+controller would reject, an inactive controller and a forward controller of another interface are refused with the
+reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from dynid_ros.robot.resources import robot_file
+
+from support.ros2_control_stack import control_stack, controllers_file, mock_urdf, node_in_stack, require_ros2_control
+from support.ros_helpers import call_trigger, robot_limits_of, status_qos, wait_for, write_test_trajectory
+
+PANDA = [f"panda_joint{i}" for i in range(1, 8)]
+LIMITS = robot_limits_of("panda")
+UPDATE_RATE = 100
+
+
+@pytest.fixture(scope="module")
+def trajectories(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("trajectories")
+    full = write_test_trajectory(folder / "full.yaml", period=2.0, harmonics=3, fraction=0.6)
+    fast = write_test_trajectory(folder / "fast.yaml", period=2.5, harmonics=2, fraction=0.9, seed=3)
+    six = yaml.safe_load(full.read_text())  # the same motion of the first six joints: a partial goal
+    keep = list(range(6))
+    six["joints"] = [six["joints"][k] for k in keep]
+    for key in ("q0", "a", "b"):
+        six[key] = [six[key][k] for k in keep]
+    six["limits"] = {name: [values[k] for k in keep] for name, values in six["limits"].items()}
+    (folder / "six.yaml").write_text(yaml.safe_dump(six, sort_keys=False))
+    return {"full": full, "fast": fast, "six": folder / "six.yaml"}
+
+
+@pytest.fixture(scope="module")
+def start_pose(trajectories):
+    limits = yaml.safe_load(trajectories["full"].read_text())["limits"]["position"]
+    return dict(zip(PANDA, np.mean(np.array(limits), axis=1).tolist()))
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, start_pose):
+    """The Panda on mock hardware at 100 Hz: joint_trajectory_controller active; forward_position_controller,
+    forward_velocity_controller and a second trajectory controller loaded and configured, inactive."""
+    require_ros2_control()
+    folder = tmp_path_factory.mktemp("ros2_control")
+    urdf = mock_urdf(robot_file("panda", "urdf").read_text(), PANDA, start_pose, velocity_commands=True)
+    controllers = controllers_file(folder / "controllers.yaml", PANDA, UPDATE_RATE, forward=("position", "velocity"))
+    content = yaml.safe_load(controllers.read_text())
+    content["controller_manager"]["ros__parameters"]["other_trajectory_controller"] = {
+        "type": "joint_trajectory_controller/JointTrajectoryController"}
+    content["other_trajectory_controller"] = copy.deepcopy(content["joint_trajectory_controller"])
+    controllers.write_text(yaml.safe_dump(content, sort_keys=False))
+    with control_stack(folder, urdf, controllers, active=["joint_trajectory_controller"],
+                       inactive=["forward_position_controller", "forward_velocity_controller",
+                                 "other_trajectory_controller"]) as running:
+        yield running
+
+
+class Watcher:
+    """/joint_states (wall time, stamp, positions, velocities in PANDA order) and excitation_node's ~/status."""
+
+    def __init__(self, spinner):
+        from rclpy.node import Node
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+
+        self.node = spinner.add(Node("watcher", context=spinner.context))
+        self.lock = threading.Lock()
+        self.samples: list[tuple[float, float, np.ndarray, np.ndarray]] = []
+        self.statuses: list[dict] = []
+        self.node.create_subscription(JointState, "/joint_states", self._state, 100)
+        self.node.create_subscription(String, "/excitation_node/status", self._status, status_qos())
+
+    def _state(self, msg):
+        index = {name: k for k, name in enumerate(msg.name)}
+        if not all(j in index for j in PANDA):
+            return
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        with self.lock:
+            self.samples.append((time.monotonic(), stamp, np.array([msg.position[index[j]] for j in PANDA]),
+                                 np.array([msg.velocity[index[j]] for j in PANDA])))
+
+    def _status(self, msg):
+        with self.lock:
+            self.statuses.append(json.loads(msg.data))
+
+    def last(self) -> dict:
+        with self.lock:
+            return self.statuses[-1] if self.statuses else {}
+
+    def states(self) -> list[str]:
+        with self.lock:
+            return [s["state"] for s in self.statuses]
+
+    def since(self, wall: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Arrival times, stamps, positions and velocities of the joint states that arrived after ``wall``."""
+        with self.lock:
+            rows = [row for row in self.samples if row[0] >= wall]
+        return tuple(np.array([r[k] for r in rows]) for k in range(4))
+
+    def speed(self) -> float:
+        """The fastest joint's speed in the last joint state."""
+        with self.lock:
+            return float(np.abs(self.samples[-1][3]).max()) if self.samples else 0.0
+
+    def ready(self):
+        wait_for(lambda: self.last().get("joint_states_ready"), 30, "the excitation node's joint states")
+
+    def ended(self, timeout: float) -> dict:
+        return wait_for(lambda: self.last() if self.last().get("state") in ("done", "aborted") else None, timeout,
+                        "the excitation's end")
+
+
+def excitation_parameters(trajectory: Path, mode: str, **extra) -> dict:
+    return {"robot": "panda", "trajectory_file": str(trajectory), "mode": mode, "wait_timeout": 10.0, **extra}
+
+
+@pytest.mark.parametrize("mode", ["topic", "action"])
+def test_a_whole_excitation_runs_to_done_on_its_controllers_clock(spinner, stack, trajectories, tmp_path, mode):
+    watcher = Watcher(spinner)
+    with node_in_stack("excitation_node", excitation_parameters(trajectories["full"], mode),
+                       tmp_path / "excitation_node.log"):
+        watcher.ready()
+        assert call_trigger(watcher.node, "/excitation_node/start", timeout=30).success
+        last = watcher.ended(60)
+    log = (tmp_path / "excitation_node.log").read_text()
+    assert last["state"] == "done", f"{last}\n{log}"
+    assert last["progress"] == 1.0 and last["time"] == pytest.approx(last["duration"], abs=1e-3)
+    assert last["clock"] == "controller state"  # the JTC's feedback / controller_state, not the wall clock
+    running = [s for s in watcher.statuses if s["state"] in ("approaching", "running")]
+    assert running and all(s["paused"] is False for s in running)
+    assert [s["progress"] for s in running] == sorted(s["progress"] for s in running)
+
+
+def acceleration(stamps: np.ndarray, v: np.ndarray, window: int = 4) -> np.ndarray:
+    """The joints' accelerations from the joint states' velocities: their mean over ``window`` controller periods,
+    differenced over as many (a stream's commands and the controller's updates drift in phase: an update that got
+    no new command reports 0, the next one twice the speed; the mean over a window keeps their sum)."""
+    kernel = np.ones(window) / window
+    mean = np.array([np.convolve(v[:, j], kernel, mode="valid") for j in range(v.shape[1])]).T
+    t = np.convolve(stamps, kernel, mode="valid")
+    return (mean[window:] - mean[:-window]) / (t[window:] - t[:-window])[:, None]
+
+
+def settle(stack) -> None:
+    """Back to joint_trajectory_controller alone (a test that streamed switches to the forward controller)."""
+    stack.switch(activate=["joint_trajectory_controller"], deactivate=["forward_position_controller"])
+
+
+@pytest.mark.parametrize("mode", ["topic", "action", "stream"])
+def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_limits(spinner, stack, trajectories,
+                                                                                    tmp_path, mode):
+    """~/stop while a joint moves faster than 0.9 rad/s: the arm comes to rest, decelerating no faster than the
+    robot's acceleration limits allow, within the time they need (plus the delivery); and stays there."""
+    extra = {}
+    if mode == "stream":
+        stack.switch(activate=["forward_position_controller"], deactivate=["joint_trajectory_controller"])
+        extra = {"controller_name": "forward_position_controller", "stream_joints": PANDA}
+    watcher = Watcher(spinner)
+    limits = LIMITS.limits.acceleration[LIMITS.indices(tuple(PANDA))]
+    try:
+        with node_in_stack("excitation_node", excitation_parameters(trajectories["fast"], mode, **extra),
+                           tmp_path / "excitation_node.log"):
+            watcher.ready()
+            assert call_trigger(watcher.node, "/excitation_node/start", timeout=30).success
+            wait_for(lambda: watcher.last().get("state") == "running", 30, "the excitation running")
+            wait_for(lambda: watcher.speed() > 0.9, 10, "a joint faster than 0.9 rad/s")
+            response = call_trigger(watcher.node, "/excitation_node/stop")
+            answered = time.monotonic()
+            assert response.success, response.message
+            time.sleep(3.0)
+            arrivals, stamps, q, v = watcher.since(answered - 0.5)
+    finally:
+        if mode == "stream":
+            settle(stack)
+    log = (tmp_path / "excitation_node.log").read_text()
+    speed = np.abs(v[np.searchsorted(arrivals, answered) - 1])
+    assert speed.max() > 0.5, f"not a fast motion when stopped: {speed}"
+    moving = np.flatnonzero(np.abs(v).max(axis=1) > 1e-4)
+    assert moving.size and moving[-1] < len(v) - 50, f"the arm did not come to rest\n{log}"
+    needed = float(np.max(speed / limits))
+    rest = arrivals[moving[-1] + 1] - answered
+    assert rest <= needed + 0.5, (rest, needed, log)  # + delivery, the controller's periods, a loaded machine
+    drift = np.abs(q[moving[-1] + 1:] - q[-1]).max()
+    assert drift < 1e-5, drift  # at rest, holding
+    ratio = np.abs(acceleration(stamps, v)).max(axis=0) / limits
+    assert ratio.max() <= 1.3, f"deceleration beyond the limits: {ratio.round(2)}\n{log}"
+    assert "stopping: from" in log and "at rest" in log, log
+
+
+def refused(spinner, tmp_path, trajectory: Path, mode: str, **extra) -> tuple[dict, list, str]:
+    """Start a motion the controller refuses: the final status, the joint states during the attempt, the log."""
+    watcher = Watcher(spinner)
+    with node_in_stack("excitation_node", excitation_parameters(trajectory, mode, **extra),
+                       tmp_path / "excitation_node.log"):
+        watcher.ready()
+        started = time.monotonic()
+        response = call_trigger(watcher.node, "/excitation_node/start", timeout=30)
+        last = watcher.ended(30) if response.success else {"state": "aborted", "message": response.message}
+        _, _, q, _ = watcher.since(started)
+    return last, q, (tmp_path / "excitation_node.log").read_text()
+
+
+@pytest.mark.parametrize("mode", ["action", "topic"])
+def test_a_partial_goal_the_controller_would_reject_is_refused_with_the_check_and_the_joint(spinner, stack,
+                                                                                           trajectories, tmp_path,
+                                                                                           mode):
+    """A trajectory of six of the controller's seven joints, allow_partial_joints_goal false: refused before
+    anything is sent, saying which check and which joint."""
+    last, q, log = refused(spinner, tmp_path, trajectories["six"], mode)
+    assert last["state"] == "aborted", last
+    assert ("controller joint_trajectory_controller takes goals of all its joints (allow_partial_joints_goal is "
+            "false) and the trajectory moves 6 of its 7: joint(s) panda_joint7 missing") in last["message"], last
+    assert np.ptp(q, axis=0).max() < 1e-9  # nothing moved
+
+
+def test_an_inactive_controller_is_named_with_the_active_ones(spinner, stack, trajectories, tmp_path):
+    """The UR driver's case: joint_trajectory_controller loaded but inactive, another trajectory controller active:
+    the goal would be rejected ("Controller is not running"); the node says which are active and what to do."""
+    last, q, log = refused(spinner, tmp_path, trajectories["full"], "action", wait_timeout=5.0,
+                           controller_name="other_trajectory_controller")
+    assert last["state"] == "aborted", last
+    message = last["message"]
+    assert "controller other_trajectory_controller is inactive, not active (active: " in message, message
+    assert "joint_trajectory_controller" in message and "joint_state_broadcaster" in message, message
+    assert "or set controller_name:=joint_trajectory_controller" in message, message
+    assert np.ptp(q, axis=0).max() < 1e-9
+
+
+def test_a_forward_controller_of_another_interface_is_refused(spinner, stack, trajectories, tmp_path):
+    """forward_velocity_controller has the position controller's joints: streamed positions would be applied as
+    rad/s; refused, naming its interface."""
+    last, q, log = refused(spinner, tmp_path, trajectories["full"], "stream",
+                           controller_name="forward_velocity_controller", stream_joints=PANDA)
+    assert last["state"] == "aborted", last
+    assert ("controller forward_velocity_controller commands the 'velocity' interface (its interface_name): stream "
+            "mode sends joint positions") in last["message"], last
+    assert np.ptp(q, axis=0).max() < 1e-9
