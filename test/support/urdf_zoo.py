@@ -1,9 +1,9 @@
 """The URDF zoo: vendor arm descriptions as published (xacro, meshes where small), beside the repository.
 
-Its directory comes from the environment variable ``DYNID_URDF_ZOO`` (``.ci/run`` sets it to ``../shared/urdf_zoo``
-when there is one). Unset, the tests that need it skip with that reason; set to a directory without the zoo, they
-fail. ``manifest.yaml`` lists each robot: its URDF (expanded, as the vendor's xacro gives it), the xacro entry and
-arguments it was expanded from, its package folders.
+Its directory comes from the environment variable ``DYNID_URDF_ZOO`` (``.ci/run`` sets it to the ``urdf_zoo``
+folder of the shared directory beside the repository when there is one). Unset, the tests that need it skip with
+that reason; set to a directory without the zoo, they fail. ``manifest.yaml`` lists each robot: its URDF (expanded,
+as the vendor's xacro gives it), the xacro entry and arguments it was expanded from, its package folders.
 """
 
 from __future__ import annotations
