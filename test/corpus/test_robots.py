@@ -1,7 +1,7 @@
 """Every robot a user may bring: each fixed-base arm of example-robot-data and each vendor description of the URDF
 zoo (xacro entries with their arguments, as published), through the commands a user types: ``dynid info``,
-``dynid excite`` (two optimizer starts), ``dynid simulate`` (the truth derived from the URDF), ``dynid identify`` on the
-first period, ``dynid validate`` on the second; each output read back by its client (pinocchio, MuJoCo, YAML).
+``dynid excite`` (one short optimizer start), ``dynid simulate`` (the truth derived from the URDF), ``dynid identify``
+on the first period, ``dynid validate`` on the second; each output read back by its client (pinocchio, MuJoCo, YAML).
 
 The invariant per robot: exit 0 with a sane, complete result (identified masses finite and positive, their total
 within 25 % of the truth's, the held-out torque error small), or exit 2 with one line naming the problem. The robots
