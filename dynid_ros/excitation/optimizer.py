@@ -590,6 +590,10 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
+    if best.x is None and starts_done == 0:
+        raise ExcitationError(f"no trajectory satisfies the limits yet: the time budget ({options.time_budget_s:g} s) "
+                              "ended before the first start of the optimization finished (a start takes longer on "
+                              "this robot: give a longer time budget, --time-budget or excitation: time_budget_s)")
     if best.x is None:
         raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
                               "(torque limits or Cartesian boxes that exclude every start?)")

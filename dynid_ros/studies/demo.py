@@ -38,6 +38,7 @@ from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import ROBOTS, robot_file
 from dynid_ros.robot.robot_defaults import derive_config, named_gripper_joints
+from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 
@@ -117,17 +118,8 @@ def user_robot(urdf: Path | str, config: Path | str | None = None, joints: list[
     merged = {**derived, **{k: v for k, v in user.items() if v is not None}}
     merged["robot"] = {**derived["robot"], **dict(user.get("robot") or {}), "joints": list(model.joints)}
     missing = tuple(s for s in DERIVED_SECTIONS if not user.get(s))
-    name = _robot_name(model.urdf_xml) or urdf.stem
+    name = read_urdf(model.urdf_xml, urdf).name or urdf.stem
     return DemoRobot(name, urdf, model.joints, model.locked, merged, derived=missing)
-
-
-def _robot_name(xml: str | None) -> str | None:
-    import xml.etree.ElementTree as ET
-
-    try:
-        return ET.fromstring(xml or "").get("name")
-    except ET.ParseError:
-        return None
 
 
 def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, progress: bool):
