@@ -54,6 +54,9 @@ class IdentificationResult:
     without a trajectory (M(q) and g(q))."""
     recording_start_s: float | None = None
     """The recording's first stamp [s since the epoch] (the time origin of ``--start`` and ``--end``), when known."""
+    notes: list[str] = field(default_factory=list)
+    """What the user may like to know (``note:`` lines; ``report.json`` ``notes``), e.g. how the velocities were
+    obtained when the recording has none."""
     data_weight: dict | None = None
     """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
     ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for

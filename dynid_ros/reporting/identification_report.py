@@ -99,7 +99,7 @@ def build_document(result: IdentificationResult, provenance: dict, figure_dir: P
                   f"{100 * result.relative_error:.2f} % over {result.n_samples} samples (worst joint "
                   f"{100 * worst:.1f} %); {result.base.n_base} base parameters.")
     doc.paragraph(filter_summary(result.processing or {}))
-    for warning in result.warnings:
+    for warning in [*result.notes, *result.warnings]:
         doc.paragraph(warning, note=True)
     load = result.unmodelled_load
     if load is not None:

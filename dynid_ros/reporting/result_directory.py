@@ -105,6 +105,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "position_torque": result.position_torque,
         "data_weight": result.data_weight,
         "warnings": result.warnings,
+        "notes": result.notes,
         "urdf_omits": _with_position_torque(urdf_omits(result.layout, result.delta, result.friction_sigmoid),
                                             result.position_torque),
         "segments": result.processing.get("segments", []),

@@ -261,6 +261,7 @@ def fit_frames(robot: FramesRobot, data: ProcessedData, processing: dict, solver
     fit = FramesFit(robot, layout, delta_value, terms, status, feasible, base_count(robot, layout), 0.0, [],
                     int(data.q.shape[0]), dict(processing))
     fit.relative_error, fit.relative_error_per_joint = relative_error(data.tau_raw, fit.predict(data))
+    fit.warnings.extend(data.notes)
     return fit
 
 

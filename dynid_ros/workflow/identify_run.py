@@ -129,7 +129,7 @@ def identify_into(out: str | Path, inputs: RunInputs, overrides: Mapping[str, ob
     with timer.stage("write"):
         record = provenance(result.options, inputs.sources(), result.model.urdf_xml, argv)
         written = write_result(result, out, inputs.sources().values(), record)
-    run = IdentificationRun(out, mode, result, warnings=_unique(result.warnings + written))
+    run = IdentificationRun(out, mode, result, warnings=_unique(result.warnings + written), notes=list(result.notes))
     run.lines = lines + _result_lines(result) + [
         "timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()),
         f"wrote {out}/ (readable report: {out / HTML_FILE})"]
