@@ -57,6 +57,9 @@ class IdentificationResult:
     notes: list[str] = field(default_factory=list)
     """What the user may like to know (``note:`` lines; ``report.json`` ``notes``), e.g. how the velocities were
     obtained when the recording has none."""
+    solver_polish: dict | None = None
+    """What was moved onto the feasible set when the solver's answer missed a constraint within its tolerance
+    (:mod:`dynid_ros.dynamics.polish`; ``solver``, ``violation``, ``allowance``, ``moved``, ``message``), or None."""
     data_weight: dict | None = None
     """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
     ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for

@@ -92,6 +92,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "consistency": result.options.consistency,
         "solver": result.options.solver,
         "solver_status": result.solver_status,
+        "solver_polish": result.solver_polish,
         "timings_s": result.timings_s,
         "n_samples": result.n_samples,
         "joints": list(result.layout.joints),
