@@ -266,13 +266,20 @@ def provenance_section(doc: Document, provenance: dict) -> None:
     doc.table(["item", "value"], rows)
 
 
-def write_identification_report(result: IdentificationResult, provenance: dict, directory: Path) -> dict:
-    """Write ``report.html``, ``report.md`` and its PNGs into ``directory``; returns the ``report.json`` keys
-    ``joint_diagnostics`` (None without a torque fit) and ``excitation``."""
+def report_keys(result: IdentificationResult) -> dict:
+    """The ``report.json`` keys the readable report shows too: ``joint_diagnostics`` (None without a torque fit)
+    and ``excitation`` (the result's own)."""
+    return {"joint_diagnostics": [d.to_dict() for d in diagnostics(result.fit)] if result.fit is not None else None,
+            "excitation": result.excitation}
+
+
+def write_identification_report(result: IdentificationResult, provenance: dict, directory: Path,
+                                quality: dict | None = None) -> list[Path]:
+    """Write ``report.html``, ``report.md`` and its PNGs into ``directory`` (``quality``: default the result's
+    ``excitation``); returns the files written (each written whole, or the error raised)."""
     directory = Path(directory)
-    quality = result.excitation
-    doc, found = build_document(result, provenance, directory, quality)
+    before = set(directory.iterdir())
+    doc, _ = build_document(result, provenance, directory, quality)
     (directory / HTML_FILE).write_text(doc.html(), encoding="utf-8")
     (directory / MARKDOWN_FILE).write_text(doc.markdown(directory), encoding="utf-8")
-    return {"joint_diagnostics": [d.to_dict() for d in found] if result.fit is not None else None,
-            "excitation": quality}
+    return sorted(set(directory.iterdir()) - before)

@@ -26,6 +26,7 @@ from dynid_ros.identification.options import IdentificationOptions, identificati
 from dynid_ros.identification.provenance import provenance
 from dynid_ros.identification.timing import StageTimer
 from dynid_ros.reporting.identification_report import HTML_FILE
+from dynid_ros.reporting.result_check import check_result
 from dynid_ros.reporting.result_directory import write_result
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.coupling import coupling_from_config
@@ -128,7 +129,7 @@ def identify_into(out: str | Path, inputs: RunInputs, overrides: Mapping[str, ob
     mode, result, lines = _identified(inputs, options, config, timer)
     with timer.stage("write"):
         record = provenance(result.options, inputs.sources(), result.model.urdf_xml, argv)
-        written = write_result(result, out, inputs.sources().values(), record)
+        written = write_result(result, out, inputs.sources().values(), record, check=check_result)
     run = IdentificationRun(out, mode, result, warnings=_unique(result.warnings + written), notes=list(result.notes))
     run.lines = lines + _result_lines(result) + [
         "timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()),
