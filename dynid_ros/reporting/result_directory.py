@@ -88,6 +88,17 @@ def atomic_directory(out: Path, fill: Callable[[Path], None], kind: str = RESULT
         raise
 
 
+MASS_DEFINITIONS = {
+    "link_masses": "each identified body: the link with the parts rigidly attached to it (link_bodies carries, "
+                   "e.g. a hand and its fingers on the last link) and a detected load; as parameters.yaml "
+                   "links.<link>.mass and the report's parameter table",
+    "link_realism": "the link alone, without attached parts or a detected load (link_bodies link_alone_mass), "
+                    "compared with the URDF's own link; identified.urdf writes it to the link's <inertial>, plus a "
+                    "detected load",
+}
+"""What each mass of ``report.json`` is (the report says the same)."""
+
+
 def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict:
     """The ``report.json`` content of an identification (``extra``: more keys, e.g. the readable report's)."""
     masses = [float(result.delta[result.layout.link_slice(k)][0]) for k in range(len(result.layout.links))]
@@ -107,6 +118,8 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "joints": list(result.layout.joints),
         "link_masses": dict(zip(result.layout.links, masses)),
         "total_mass": float(sum(masses)),
+        "mass_definitions": MASS_DEFINITIONS,
+        "link_bodies": result.link_bodies(),
         "window": {"start": result.options.start, "end": result.options.end},
         "not_identified": result.not_identified,
         "link_realism": result.realism,
