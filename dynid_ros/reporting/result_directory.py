@@ -233,7 +233,7 @@ class OmittedOutput:
         return f"{self.output} not written: {self.reason}"
 
 
-class _Extras:
+class OptionalOutputs:
     """The optional outputs of a result directory (``identified.xml``, the readable report): each written whole or
     not at all, a failure recorded instead of raised, so that it never costs the main result."""
 
@@ -251,10 +251,10 @@ class _Extras:
                     shutil.rmtree(leftover, ignore_errors=True)
                 else:
                     leftover.unlink(missing_ok=True)
-            self.omitted.append(OmittedOutput(output, _one_line(err)))
+            self.omitted.append(OmittedOutput(output, one_line(err)))
 
 
-def _one_line(err: BaseException) -> str:
+def one_line(err: BaseException) -> str:
     """An error as one line: its message's first line, the type when the message says little."""
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
     return text if isinstance(err, DynidError) and text else f"{type(err).__name__}: {text or 'no message'}"
@@ -278,7 +278,7 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
     final = Path(out).expanduser().resolve()
 
     def fill(tmp: Path) -> None:
-        extras = _Extras(tmp)
+        extras = OptionalOutputs(tmp)
         if result.model.urdf_xml is not None:
             warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
             if result.feasible:

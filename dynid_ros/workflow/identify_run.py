@@ -217,7 +217,8 @@ def _frames(out: Path, inputs: RunInputs, overrides: Mapping[str, object], confi
     if springs:
         lines.append("spring constants: " + ", ".join(springs))
     lines.append(f"wrote {out}/")
-    return IdentificationRun(out, Mode.FRAMES, None, fit, notes=list(fit.warnings), lines=lines)
+    return IdentificationRun(out, Mode.FRAMES, None, fit, warnings=list(fit.written), notes=list(fit.warnings),
+                             lines=lines)
 
 
 def _unique(messages: list[str]) -> list[str]:
