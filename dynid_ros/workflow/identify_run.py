@@ -133,7 +133,7 @@ def identify_into(out: str | Path, inputs: RunInputs, overrides: Mapping[str, ob
     run = IdentificationRun(out, mode, result, warnings=_unique(result.warnings + written), notes=list(result.notes))
     run.lines = lines + _result_lines(result) + [
         "timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()),
-        f"wrote {out}/ (readable report: {out / HTML_FILE})"]
+        f"wrote {out}/" + (f" (readable report: {out / HTML_FILE})" if (Path(out) / HTML_FILE).is_file() else "")]
     return run
 
 
