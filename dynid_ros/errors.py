@@ -45,5 +45,9 @@ class TrajectoryError(DynidError):
     """A trajectory file is invalid or violates limits."""
 
 
+class MissingDependencyError(DynidError):
+    """An optional dependency a command needs is not installed (the message names the extra to install)."""
+
+
 class SimulationError(DynidError):
     """The simulator could not be set up or diverged."""

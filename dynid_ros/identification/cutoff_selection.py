@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from dynid_ros.data.bandwidth import BANDWIDTH_ENERGY, DECIMATION_FACTOR, velocity_bandwidth
+from dynid_ros.data.bandwidth import BANDWIDTH_ENERGY, DECIMATION_FACTOR, position_bandwidth, velocity_bandwidth
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.base_parameters import BaseParameters
@@ -77,8 +77,10 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
     """The processing options with the cutoff chosen by blocked cross-validation (module docstring)."""
     t = np.asarray(series.t, dtype=float)
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
-    velocity = series.velocity if series.velocity is not None else np.gradient(series.position, t, axis=0)
-    bandwidth = motion_bandwidth(t, velocity)
+    if series.velocity is None or options.velocity_source == "differentiate":  # the motion seen by the filter
+        bandwidth = position_bandwidth(t, series.position, options.order, rate, window_s=np.inf)
+    else:
+        bandwidth = motion_bandwidth(t, series.velocity)
     candidates = [bandwidth * m for m in MULTIPLES if bandwidth * m < NYQUIST_SHARE * rate]
     if not candidates:
         raise DataError(f"the motion's bandwidth {bandwidth:.3g} Hz is too close to half the sample rate "

@@ -201,6 +201,21 @@ def inertial_element(mass: float, com: np.ndarray, inertia: np.ndarray) -> ET.El
     return inertial
 
 
+def attached_links(model: RobotModel, link: str) -> list[str]:
+    """The URDF links with mass rigidly attached to the identified link ``link`` (fixed children, links behind locked
+    joints; e.g. a hand and its fingers on the last link): the parts :func:`attached_parameters` holds, in model
+    order; empty without a URDF."""
+    import pinocchio as pin
+
+    frame_id = model.link_frames.get(link)
+    if not model.urdf_xml or frame_id is None:
+        return []
+    pm, document = model.pin_model, read_urdf(model.urdf_xml, model.urdf_path or "the URDF")
+    joint = pm.frames[frame_id].parentJoint
+    return [f.name for f in pm.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint
+            and f.name != link and document.link_inertia(f.name).mass > 0]
+
+
 def attached_parameters(model: RobotModel, layout: ParameterLayout) -> np.ndarray:
     """Nominal parameters of the parts rigidly attached to each identified link (fixed child links,
     links behind locked joints), in ``layout`` (joint terms zero): the identified body minus these is
