@@ -45,11 +45,12 @@ margin for a check, the smallest value so far for a minimum).
 from __future__ import annotations
 
 import bisect
+import copy
 import logging
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -77,6 +78,8 @@ OBSTACLE_TYPES = ("plane", "box", "cylinder", "sphere", "mesh")
 CONTACT = 0.005
 """Pairs of links at most this far apart [m] at the start pose are in contact (the convex hulls of two meshes that
 touch overlap or nearly do)."""
+REST_TOLERANCE = 1e-4
+"""[m]: a pair closer than its margin where the robot rests keeps that clearance less this (numerical noise)."""
 SPEED_SLACK = 1.05
 """Between two samples the bound on a pair's relative speed is the larger of its two sample values times this."""
 
@@ -611,18 +614,38 @@ class CollisionModel:
         return grad_body if c is None else grad_body @ c
 
     # --- the check -----------------------------------------------------------------------------------
-    def check(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, what: str = "the motion") -> Clearance | None:
-        """The smallest clearance of the motion relative to its margin (None: nothing checked); TrajectoryError
-        in one line naming the pair, the time and the depth where the clearance is below the margin."""
+    def check(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, what: str = "the motion", *,
+              from_rest: bool = True) -> Clearance | None:
+        """The smallest clearance of the motion relative to its margin (None: nothing checked); CollisionError
+        in one line naming the pair, the time and the depth where the clearance is below the margin.
+
+        A pair already closer than its margin (but not touching) at the first sample, where the robot rests
+        before it moves, keeps the clearance it has there instead: the motion may take it away, never closer
+        (a robot parked near its table is not stuck there; ``from_rest`` False: not even there). A pair already in
+        contact there is refused."""
         if not self.rows:
             return None
         t = np.asarray(t, dtype=float)
+        q, dq = np.atleast_2d(q), np.atleast_2d(dq)
         dt = float(np.max(np.diff(t))) if t.size > 1 else 1.0
-        found = self.scan(q, dq, dt, floor=0.0)
+        model = self._from_rest(q[0]) if from_rest else self
+        found = model.scan(q, dq, dt, floor=0.0)
         worst = min(found, key=lambda c: c.slack)
         if worst.slack < 0:
             raise CollisionError(violation(worst, t, what), float(t[worst.index]))
         return worst
+
+    def _from_rest(self, q_rest: np.ndarray) -> CollisionModel:
+        """This model, or a copy whose rows closer than their margin at ``q_rest`` (and not in contact) keep the
+        clearance they have there (less :data:`REST_TOLERANCE`)."""
+        at_rest = self.scan(q_rest[None, :], np.zeros((1, len(q_rest))), 1.0, floor=0.0)
+        close = {id(c.row): c.distance for c in at_rest if c.slack < 0 and c.distance > REST_TOLERANCE}
+        if not close:
+            return self
+        relaxed = copy.copy(self)
+        relaxed.rows = [replace(row, margin=close[id(row)] - REST_TOLERANCE) if id(row) in close else row
+                        for row in self.rows]
+        return relaxed
 
     def summary(self, clearance: Clearance | None, t: np.ndarray | None = None) -> dict:
         """What the output states: the clearance nearest what its pair keeps, between what, when; the pairs that
