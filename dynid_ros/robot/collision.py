@@ -1,6 +1,6 @@
 """The robot's collision geometry and its workcell: clearance of a motion (pinocchio geometry + coal).
 
-What is checked (issue "Excitations that never hit the robot or its table"; the ``collision:`` config section)::
+What is checked (the ``collision:`` config section)::
 
     collision:
       self: true                # pairs of the robot's own links
