@@ -59,7 +59,8 @@ import numpy as np
 from dynid_ros.errors import CollisionError, ConfigError, ModelError
 from dynid_ros.robot.model import PRISMATIC, RobotModel, joint_kinematics
 from dynid_ros.robot.resources import PACKAGE, find_file, share_directories
-from dynid_ros.robot.urdf_source import MESH_SCHEMES, parse_urdf, resolve_mesh_uri, to_text
+from dynid_ros.robot.urdf_document import read_urdf, to_text
+from dynid_ros.robot.urdf_source import MESH_SCHEMES, resolve_mesh_uri
 
 try:
     import coal
@@ -264,7 +265,7 @@ def collision_urdf(urdf_text: str, urdf_directory: Path | None, package_dirs: Se
     """``urdf_text`` with, per link, its ``<collision>`` elements, else its ``<visual>`` ones made collision
     elements (other visual elements dropped), every mesh named by an absolute path; and the links with mass and
     neither. ModelError naming the mesh, its link and where it was looked for when one is not found."""
-    root = parse_urdf(urdf_text, source)
+    root = read_urdf(urdf_text, source).copy()  # edited below
     bare = []
     for link in root.findall("link"):
         collision, visual = link.findall("collision"), link.findall("visual")
@@ -892,7 +893,7 @@ def _parts(kinematic: object, text: str, source: str) -> list[Part]:
 
 
 def _culprit(text: str, source: str) -> None:
-    root = parse_urdf(text, source)
+    root = read_urdf(text, source).root
     for mesh in root.iter("mesh"):
         path = Path(mesh.get("filename", ""))
         load_mesh(path, np.ones(3))
