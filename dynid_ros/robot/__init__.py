@@ -12,7 +12,8 @@
   described by DH frames in their config (closed chains, springs, counterweights; Wang et al. 2019);
 - :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``); :mod:`.robot_defaults`: the sections a config
   would hold, derived from a URDF, for a robot without one;
-- :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``).
+- :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``);
+- :mod:`.collision`: the robot's collision geometry (pinocchio + coal) and its workcell, the clearance of a motion.
 
 Imports only :mod:`dynid_ros.errors`.
 """

@@ -191,14 +191,21 @@ def rnea_derivatives(model: RobotModel, pm: pin.Model, data: pin.Data, q: np.nda
     """
     if model.coupling is None:
         pin.computeRNEADerivatives(pm, data, model.configuration(q), dq, ddq)
-        m = np.array(data.M)
-        return np.array(data.dtau_dq), np.array(data.dtau_dv), np.triu(m) + np.triu(m, 1).T
+        return np.array(data.dtau_dq), np.array(data.dtau_dv), _symmetric(data.M)
     qb, dqb, ddqb = model.body_motion(q, dq, ddq)
     config = _configuration(pm, tuple(range(1, pm.njoints)), qb) if pm.nq != pm.nv else qb
     pin.computeRNEADerivatives(pm, data, config, dqb, ddqb)
     c = model.coupling
-    m = np.array(data.M)
-    return c.T @ data.dtau_dq @ c, c.T @ data.dtau_dv @ c, c.T @ (np.triu(m) + np.triu(m, 1).T) @ c
+    return c.T @ data.dtau_dq @ c, c.T @ data.dtau_dv @ c, c.T @ _symmetric(data.M) @ c
+
+
+def _symmetric(upper: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose upper triangle pinocchio filled (its ``data.M``); ``numpy.triu`` builds a mask
+    per call, which made it most of the cost of the excitation optimizer's gradient."""
+    m = np.array(upper)
+    lower = np.tril_indices(m.shape[0], -1)
+    m[lower] = m.T[lower]
+    return m
 
 
 def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,

@@ -34,6 +34,7 @@ from dynid_ros.identification.timing import StageTimer
 from dynid_ros.reporting import plots
 from dynid_ros.reporting.plots import markdown_table
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window
+from dynid_ros.robot.collision import CollisionSettings, collision_model
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import ROBOTS, robot_file
@@ -127,8 +128,9 @@ def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, 
         return load_trajectory(shipped_trajectory(robot.name, kind))
     section = dict(robot.config.get("excitation") or {})
     share = IDENTIFICATION_SHARE if kind == "identification" else 1.0 - IDENTIFICATION_SHARE
+    collision = CollisionSettings.from_config(robot.config.get("collision"))
     options = ExcitationOptions.from_config(section, seed=seed + (0 if kind == "identification" else 101),
-                                            time_budget_s=share * budget_s)
+                                            time_budget_s=share * budget_s, collision=collision)
     return optimize_excitation(model, options, progress=progress)
 
 
@@ -179,7 +181,8 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
             sim = Simulator(robot.urdf, truth=truth, seed=seed + step, gains=gains,  # nominal-model controller
                             joints=robot.joints)
             q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
-            profile = checked_profile(excitation, robot_limits(model, config), q_start, cycles)  # the robot's limits
+            limits = robot_limits(model, config, collision=collision_model(model, config))  # the robot's limits
+            profile = checked_profile(excitation, limits, q_start, cycles)
             t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
             series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=progress)
             bags[kind] = write_joint_states(out / "bags" / kind, series)
