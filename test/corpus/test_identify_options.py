@@ -61,9 +61,21 @@ REFUSED: dict[tuple[str, str], tuple[str, ...]] = {
 """``{(data, case): words of the one-line refusal}``."""
 
 OTHER_OWNER: dict[tuple[str, str], str] = {
+    ("panda", "solver_scs"): "open bug: on the first 70 % of the real run SCS's answer still misses Ia >= 0 by up to "
+                             "1.6e-8 and the polish does not take it (exit 2, 'the solver's answer violates its "
+                             "constraints'); on the first 14.7 s of the example-robot-data Panda it is polished",
+    ("panda", "velocity_differentiate"): "open bug: with velocity_source differentiate the shipped Panda URDF's fit "
+                                         "of the real run has a 7.06 kg arm (links 4-6 at 0.1-0.4 g) against 14-22 kg",
+    ("panda", "prior_none"): "open: without a prior the real run does not determine the link masses (159 kg, "
+                             "panda_link3 130 kg), and neither the result check nor the report says so",
+    ("panda", "method_bpfc"): "open: bpfc (no prior) on the real run gives 66 kg (panda_link2 51 kg), and neither "
+                              "the result check nor the report says the masses are undetermined",
 }
-"""Cases whose failure belongs to the work of ``inputs`` (velocities from positions, solver tolerances): xfail
-(strict), so each turns into a pass when that work lands."""
+"""Open findings of the corpus (measured; strict xfails, so each turns into a failure to look at once fixed)."""
+
+OMITS_TERMS = {("sim", "friction_none"): 0.10, ("sim", "friction_offset"): 0.10}
+"""Cases whose model omits terms the simulated truth has (its Coulomb and viscous friction): the held-out error
+cannot reach the noise and gets this bound instead (measured 6.1 % and 6.8 %)."""
 
 
 @pytest.fixture(scope="module")
@@ -118,10 +130,10 @@ def test_an_identify_option_gives_a_sane_result(data, case, request, tmp_path):
     validate = dynid("validate", "--result", out, "--bag", d["bag"], "--start", d["start_validation"], "--report",
                      validation)
     assert validate.code == 0, str(validate)
-    _check(out, validation, d)
+    _check(out, validation, d, OMITS_TERMS.get((data, case), d["held_out_bound"]))
 
 
-def _check(out: Path, validation: Path, d: dict) -> None:
+def _check(out: Path, validation: Path, d: dict, held_out_bound: float) -> None:
     back = read_back(out, d["joints"])
     identified = masses(back.parameters["parameter_vector"])
     method = back.report["method"]
@@ -130,4 +142,4 @@ def _check(out: Path, validation: Path, d: dict) -> None:
         low, high = d["total_mass"]
         assert 0.8 * low <= sum(identified.values()) <= 1.2 * high, identified
     held_out = json.loads(validation.read_text())["relative_error"]
-    assert held_out < d["held_out_bound"], held_out
+    assert held_out < held_out_bound, held_out
