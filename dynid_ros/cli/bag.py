@@ -12,6 +12,7 @@ HELP = "inspect or repair a rosbag2 (info, repair)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid bag`` subcommands and their arguments: ``info`` and ``repair``."""
     sub = parser.add_subparsers(dest="bag_command", metavar="SUBCOMMAND", required=True,
                                 parser_class=type(parser))
     info = sub.add_parser("info", help="topics, message counts and duration", description="topics, message "
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print a bag's topics, counts and duration, or repair it into a new bag; the exit code."""
     if args.bag_command == "info":
         info = bag_info(args.path)
         if args.json:

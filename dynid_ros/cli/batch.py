@@ -27,6 +27,7 @@ HELP = "identify many bags (one result per bag) on a Dask cluster, local by defa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid batch`` arguments."""
     parser.add_argument("--urdf", default=None, help="robot description (.urdf or .urdf.xacro); default: the "
                         "config's robot.urdf")
     parser.add_argument("--config", default=None, help="robot config YAML: its 'identification' section, and its "
@@ -62,6 +63,7 @@ def robot_urdf(urdf: str | None, config_path: str | None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Identify every bag on a Dask cluster and write the summary; the exit code (1 when a bag failed)."""
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {args.workers}")
     if args.workers is not None and args.address:

@@ -31,6 +31,7 @@ def add_xacro_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def xacro_argument(text: str) -> str:
+    """An argparse type: a ``name:=value`` xacro argument, returned as given."""
     name, sep, _ = text.partition(":=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected name:=value, got {text!r}")
@@ -38,6 +39,7 @@ def xacro_argument(text: str) -> str:
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, friction_default: str | None) -> None:
+    """Add ``--friction`` (default ``friction_default``) and ``--armature``."""
     parser.add_argument("--friction", default=friction_default,
                         help="per-joint friction terms: any of viscous,coulomb,offset (linear, Sousa & Cortesão 2014 "
                              "eq. 27) and sigmoid (Gaz et al. 2019 eq. 25, fitted on the residual of the linear "
@@ -48,6 +50,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, friction_default: str |
 
 
 def joint_list(text: str) -> list[str]:
+    """An argparse type: comma-separated joint names as a list (at least one)."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise argparse.ArgumentTypeError("expected comma-separated joint names")
@@ -55,6 +58,7 @@ def joint_list(text: str) -> list[str]:
 
 
 def float_list(text: str) -> list[float]:
+    """An argparse type: comma-separated numbers as floats."""
     try:
         return [float(v) for v in text.split(",") if v.strip()]
     except ValueError as err:

@@ -14,6 +14,7 @@ HELP = "simulate, excite, record, identify and validate a robot (embedded, or --
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid demo`` arguments."""
     parser.add_argument("--robot", choices=ROBOTS, default=None,
                         help="embedded robot (default panda; shipped URDF, config and trajectories)")
     parser.add_argument("--urdf", default=None,
@@ -35,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the demo on the embedded robot or the ``--urdf`` robot and print the report's path; the exit code."""
     if args.urdf is None:
         if args.config is not None or args.joints is not None:
             raise ConfigError("--config and --joints go with --urdf (the embedded --robot has its own)")

@@ -18,6 +18,7 @@ DRIFT_JSON = "drift.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid drift`` arguments."""
     parser.add_argument("--results", nargs="+", required=True, metavar="DIR",
                         help="result directories of dynid identify, or batch directories of dynid batch, of the "
                              "same robot (put in time order)")
@@ -28,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Compare the results, write ``drift.json`` and the plots to ``--out``, print the flags; the exit code."""
     runs, found = drift(args.results, args.k)
     content = drift_dict(runs, found, args.k)
 

@@ -26,6 +26,7 @@ HELP = "optimize a safe, exciting Fourier trajectory (minimum condition number w
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid excite`` arguments."""
     add_robot_arguments(parser, required=False)
     parser.add_argument("--config", default=None, help="robot config YAML (section 'excitation': limits, "
                         "margins, frequency, harmonics; with 'coupling:' or 'robot: frames:' the trajectory is in "
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Optimize the excitation and write the trajectory file; the exit code."""
     check_output_file(args.out, (args.urdf, args.dh, args.config))  # only a trajectory file is overwritten
 
     section = config_section(args.config, "excitation")

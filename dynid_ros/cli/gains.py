@@ -21,6 +21,7 @@ HELP = "estimate per-joint drive gains (torque = k * effort) from runs without a
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid gains`` arguments."""
     parser.add_argument("--unloaded", required=True, help="rosbag2 of the robot without the payload")
     parser.add_argument("--loaded", required=True, help="rosbag2 of the same robot with the payload")
     parser.add_argument("--payload-mass", type=float, required=True, metavar="KG", help="the payload's mass [kg]")
@@ -36,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Estimate the effort scales from the unloaded and loaded runs and write the gains file; the exit code."""
     options = identification_options(config_section(args.config, "identification"), vars(args))
     out = check_output_file(args.out, (args.unloaded, args.loaded, args.urdf, args.dh, args.config), "--out",
                             is_gains_file, "gains file")

@@ -24,6 +24,7 @@ HELP = "identify dynamic parameters from a rosbag2 of joint states"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid identify`` arguments."""
     add_robot_arguments(parser, required=False)  # not with --payload-link: the reference result is the robot
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--bag", help="rosbag2 directory or file (MCAP or sqlite3)")
@@ -82,6 +83,7 @@ def add_pbpr_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Identify the robot (or, with ``--payload-link``, the payload) into ``--out``; the exit code."""
     if args.payload_link or args.reference:
         return _identify_payload(args)
     inputs = RunInputs(bag=_path(args.bag), mass_matrix=_path(args.mass_matrix), urdf=_path(args.urdf),

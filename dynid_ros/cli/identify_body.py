@@ -19,6 +19,7 @@ HELP = "identify the rigid body beyond a 6-axis force/torque sensor from its wre
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid identify-body`` arguments."""
     parser.add_argument("--bag", required=True, help="rosbag2 with the joint states and the sensor's wrenches")
     parser.add_argument("--wrench-topic", required=True, help="geometry_msgs/WrenchStamped topic of the sensor")
     parser.add_argument("--sensor-frame", required=True,
@@ -32,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Identify the body beyond the force/torque sensor and write it to ``--out``; the exit code."""
     inputs = (args.bag, args.urdf, args.dh, args.config)
     check_output(args.out, BODY, inputs)
     series = read_joint_states(args.bag, topic=args.topic)

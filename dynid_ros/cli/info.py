@@ -14,12 +14,14 @@ HELP = "show a robot's identifiable (base) parameters"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid info`` arguments."""
     add_robot_arguments(parser)
     add_model_arguments(parser, friction_default=None)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print (or ``--json``) the robot's joints, parameters and base parameters; the exit code."""
     model = load_model(urdf=args.urdf, dh=args.dh, joints=args.joints, xacro_args=args.xacro_arg)
     layout = model.layout_for(args.friction, bool(args.armature))
     base = compute_base_parameters(model, layout)

@@ -36,6 +36,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """The ``dynid`` parser with one subcommand per CLI module, and the modules by command name."""
     parser = _Parser(prog="dynid", description="Dynamic identification of robot arms.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     modules: dict[str, object] = {}

@@ -26,6 +26,7 @@ HELP = "simulate an excitation trajectory on the embedded MuJoCo robot and recor
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid simulate`` arguments."""
     parser.add_argument("--urdf", required=True,
                         help="the robot to simulate (e.g. a truth URDF); the config's simulation.truth is applied "
                              "on top of it, the controller uses it as its nominal model")
@@ -57,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Simulate the checked trajectory in MuJoCo and record the joint states to ``--bag``; the exit code."""
     if args.noise is not None and not args.noise >= 0:
         raise ConfigError(f"--noise must be >= 0, got {args.noise}")
     inputs = (args.urdf, args.trajectory, args.config)

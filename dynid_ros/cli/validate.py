@@ -27,6 +27,7 @@ HELP = "compare an identified model's torque prediction with recorded effort"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``dynid validate`` arguments."""
     parser.add_argument("--result", required=True, help="output directory of dynid identify")
     parser.add_argument("--bag", required=True, help="rosbag2 with joint states (ideally not used to identify)")
     parser.add_argument("--topic", default=None, help="JointState topic (default: the one used to identify)")
@@ -38,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Compare the result's torque prediction with the bag's effort, write the JSON and HTML reports; the exit code."""
     check_output_file(args.report, (args.result, args.bag), "--report", is_validation_report, "validation report")
     if (Path(args.result) / FRAMES_FILE).is_file():
         return _validate_frames(args)

@@ -35,6 +35,7 @@ class BagWriterThread(threading.Thread):
         self._on_error = on_error
 
     def run(self) -> None:
+        """Create the bag and write queued messages until closed; an error is kept in ``error``."""
         try:
             self.recorder = BagRecorder(self.path, self.storage, topics=self.topics)
         except (DynidError, OSError, sqlite3.Error) as err:
@@ -64,11 +65,13 @@ class BagWriterThread(threading.Thread):
             self.recorder.write(*item)
 
     def write(self, topic: str, data: bytes, timestamp_ns: int) -> None:
+        """Queue one serialized message (dropped once the thread has failed)."""
         if self.error is None:
             self.queue.put((topic, data, timestamp_ns))
 
     @property
     def counts(self) -> dict[str, int]:
+        """Messages written per topic so far."""
         return dict(self.recorder.counts) if self.recorder is not None else {}
 
     def close(self) -> dict[str, int]:

@@ -45,18 +45,22 @@ class BaseParameters:
 
     @property
     def n_base(self) -> int:
+        """Number of base parameters."""
         return int(self.independent.size)
 
     @property
     def n_parameters(self) -> int:
+        """Number of standard parameters in the layout."""
         return self.layout.n_parameters
 
     @property
     def P_b(self) -> np.ndarray:
+        """Selection matrix of the independent columns: ``H_b = H P_b``."""
         return np.eye(self.n_parameters)[:, self.independent]
 
     @property
     def P_d(self) -> np.ndarray:
+        """Selection matrix of the dependent columns."""
         return np.eye(self.n_parameters)[:, self.dependent]
 
     def project(self, w_full: np.ndarray) -> np.ndarray:

@@ -136,6 +136,7 @@ def scaled_basis(consistency: str, mass: float = 1.0, length: float = 1.0) -> np
 
 
 def check_consistency(consistency: str) -> None:
+    """ConfigError unless ``consistency`` is one of :data:`CONSISTENCIES`."""
     if consistency not in CONSISTENCIES:
         raise ConfigError(f"consistency must be one of {', '.join(CONSISTENCIES)}, not {consistency!r}")
 

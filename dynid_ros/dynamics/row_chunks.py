@@ -49,6 +49,7 @@ class RowChunks:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(rows, columns)`` of the matrix, after any column selection."""
         width = self._width if self._columns is None else int(self._columns.size)
         return self._rows, width
 

@@ -33,6 +33,7 @@ class CoupledPair:
     share_b: float
 
     def message(self) -> str:
+        """The console's warning for this pair, suggesting a ``coupling:`` config."""
         return (f"joints {self.a} and {self.b} look coupled: their residuals are {100 * self.share_a:.0f} % and "
                 f"{100 * self.share_b:.0f} % explained by each other's motion (sign, velocity, acceleration); if "
                 "motors drive both, give the robot a 'coupling:' config (motor-to-joint matrix)")

@@ -75,6 +75,7 @@ class NotIdentified:
     value: float
 
     def to_dict(self) -> dict:
+        """The parameter's name, expression, description and prior value."""
         return {"name": self.name, "expression": self.expression, "description": self.description,
                 "value": self.value}
 

@@ -75,6 +75,7 @@ class MassMatrixSamples:
 
     @property
     def n_dof(self) -> int:
+        """Number of joints ``n``."""
         return int(self.q.shape[1])
 
     @classmethod

@@ -51,17 +51,21 @@ class BodyFit:
 
     @property
     def mass(self) -> float:
+        """Mass [kg]: the first of the ten parameters."""
         return float(self.parameters[0])
 
     @property
     def com(self) -> np.ndarray:
+        """Centre of mass [m] in the link frame."""
         return inertia_about_com(self.parameters)[1]
 
     @property
     def inertia_com(self) -> np.ndarray:
+        """Inertia [kg m^2] about the centre of mass, in the link frame's axes."""
         return inertia_about_com(self.parameters)[2]
 
     def to_dict(self) -> dict:
+        """The fit for JSON, with the smallest eigenvalue of its pseudo-inertia matrix."""
         return {"solver": self.solver, "status": self.status, "mass": self.mass,
                 "com": [float(v) for v in self.com],
                 "inertia_com": [[float(v) for v in row] for row in self.inertia_com],

@@ -79,6 +79,7 @@ class PositionSeries:
         return self.basis(q) @ np.asarray(coefficients, dtype=float)
 
     def to_dict(self) -> dict:
+        """The series' basis (Legendre), order, center and half range."""
         return {"basis": "legendre", "order": self.order, "center": self.center, "half_range": self.half_range}
 
 

@@ -84,6 +84,7 @@ class Prior:
 
     @property
     def covariance(self) -> np.ndarray:
+        """The full covariance: ``cov``, or ``diag(std^2)`` when it is None."""
         return np.diag(self.std**2) if self.cov is None else self.cov
 
     def factor(self) -> np.ndarray:

@@ -47,6 +47,7 @@ class JointDiagnostics:
     explained_by: str | None
 
     def to_dict(self) -> dict:
+        """The joint's diagnostics as a dict."""
         return asdict(self)
 
 

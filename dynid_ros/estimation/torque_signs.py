@@ -96,6 +96,7 @@ class Segment:
 
     @property
     def size(self) -> int:
+        """Number of samples in the segment."""
         return self.stop - self.start
 
 

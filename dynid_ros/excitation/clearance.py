@@ -75,6 +75,7 @@ class ClearanceRows:
 
     @property
     def count(self) -> int:
+        """Number of clearance rows: one per checked pair and time window."""
         return len(self.collision.rows) * self.windows
 
     def states(self, x: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:

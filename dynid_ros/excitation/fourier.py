@@ -55,6 +55,7 @@ class FourierTrajectory:
 
     @property
     def n_dof(self) -> int:
+        """Number of joints."""
         return len(self.joints)
 
     @property

@@ -43,10 +43,12 @@ class FramesBase:
 
     @property
     def n_base(self) -> int:
+        """Number of base columns."""
         return int(self.independent.size)
 
     @property
     def n_parameters(self) -> int:
+        """Number of columns of the full regressor: the links' parameters, then the per-frame terms."""
         return self.layout.n_parameters + self.n_terms
 
     def full(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:

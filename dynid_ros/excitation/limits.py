@@ -81,6 +81,7 @@ class ExcitationLimits:
 
     @property
     def n_dof(self) -> int:
+        """Number of joints."""
         return int(self.velocity.shape[0])
 
     def to_dict(self) -> dict:
@@ -155,6 +156,7 @@ class CoupledJointLimits:
     velocity: np.ndarray
 
     def joint_positions(self, q_motor: np.ndarray) -> np.ndarray:
+        """The description's joint positions ``q_j = matrix q_m + offset`` of motor positions ``q_m``."""
         return np.asarray(q_motor, dtype=float) @ self.matrix.T + self.offset
 
 
@@ -221,6 +223,7 @@ def require_config_limits(joints: tuple[str, ...], config: Mapping) -> None:
 
 
 def config_mapping(value: object, name: str) -> dict:
+    """The ``excitation`` entry ``name`` as a dict (None: empty); ConfigError when it is not a mapping."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -348,6 +351,7 @@ def check_sampled_limits(joints: tuple[str, ...], t: np.ndarray, q: np.ndarray, 
 
 def raise_on_violation(joints: tuple[str, ...], t: np.ndarray, value: np.ndarray, bad: np.ndarray, name: str,
                         lower: np.ndarray, upper: np.ndarray, source: str = "") -> None:
+    """TrajectoryError naming the first joint and time where ``bad`` is set, with the value and its limits."""
     if not bad.any():
         return
     s, k = np.argwhere(bad)[0]

@@ -290,14 +290,17 @@ class ExcitationProblem:
 
     # --- variables ---------------------------------------------------------------------------------
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The variables ``x`` as per-joint offsets ``q0`` (n,) and Fourier coefficients ``[a, b]`` (n, 2L)."""
         blocks = x.reshape(self.n, self.width)
         return blocks[:, 0], blocks[:, 1:]
 
     def trajectory(self, x: np.ndarray) -> FourierTrajectory:
+        """The Fourier trajectory of the variables ``x``."""
         q0, c = self.split(x)
         return FourierTrajectory(self.model.joints, self.wf, q0, c[:, :self.harmonics], c[:, self.harmonics:])
 
     def states(self, x: np.ndarray, bases: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Positions, velocities and accelerations (N, n) of ``x`` on the time grid of ``bases``."""
         q0, c = self.split(x)
         return q0 + bases[0] @ c.T, bases[1] @ c.T, bases[2] @ c.T
 
@@ -349,6 +352,7 @@ class ExcitationProblem:
         return np.vstack(rows), np.concatenate(rhs)
 
     def linear_violation(self, x: np.ndarray) -> float:
+        """Largest violation of the linear inequality and equality constraints at ``x``."""
         return float(max(np.max(self.a_ub @ x - self.b_ub), np.max(np.abs(self.a_eq @ x))))
 
     # --- objective ---------------------------------------------------------------------------------
@@ -431,6 +435,7 @@ class ExcitationProblem:
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def nonlinear_jacobian(self, x: np.ndarray) -> np.ndarray:
+        """Jacobian of :meth:`nonlinear_constraints` with respect to ``x``."""
         q, dq, ddq = self.states(x, self.b_nl)
         rows = []
         if self.nonlinear:
@@ -473,6 +478,7 @@ class ExcitationProblem:
 
     @property
     def has_nonlinear(self) -> bool:
+        """Whether there are nonlinear constraints: efforts, Cartesian boxes or clearance."""
         return self.nonlinear or bool(self.frames) or self.clearance is not None
 
     # --- starts --------------------------------------------------------------------------------------

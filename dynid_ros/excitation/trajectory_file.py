@@ -54,6 +54,7 @@ class ExcitationTrajectory:
     info: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """The trajectory file's content: coefficients, condition number, the limits checked and the info."""
         tr = self.trajectory
         out = {
             "joints": list(tr.joints),

@@ -54,9 +54,11 @@ class ControllerSetup:
     interfaces: tuple[str, ...] | None = None
 
     def state_of(self, name: str) -> ControllerState | None:
+        """What the controller manager told of controller ``name``; None when it told nothing of it."""
         return next((c for c in self.controllers or () if c.name == name), None)
 
     def active(self) -> list[str]:
+        """Names of the active controllers."""
         return [c.name for c in self.controllers or () if c.state == "active"]
 
 

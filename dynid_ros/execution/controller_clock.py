@@ -64,6 +64,7 @@ class ControllerClock:
 
     @property
     def duration(self) -> float:
+        """Duration [s] of the sent profile."""
         return float(self.profile.duration)
 
     def report(self, now: float, q: np.ndarray | None = None, dq: np.ndarray | None = None,

@@ -53,18 +53,22 @@ class ExecutionProfile:
 
     @property
     def joints(self) -> tuple[str, ...]:
+        """The trajectory's joints."""
         return self.trajectory.joints
 
     @property
     def t_excitation_start(self) -> float:
+        """Time [s] the excitation starts: the end of the approach."""
         return self.approach_s
 
     @property
     def t_excitation_end(self) -> float:
+        """Time [s] the last excitation cycle ends."""
         return self.approach_s + self.cycles * self.trajectory.period
 
     @property
     def duration(self) -> float:
+        """Duration [s] of the whole profile: approach, cycles and hold."""
         return self.t_excitation_end + self.hold_s
 
     def sample(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

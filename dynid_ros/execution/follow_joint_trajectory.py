@@ -207,6 +207,7 @@ class GoalTracker:
         return False
 
     def on_result(self, status: int, error_code: int, error_string: str = "") -> ActionOutcome:
+        """The goal's result arrived: its outcome (a failure after a stop request reads as stopped on request)."""
         self.phase = GoalPhase.FINISHED
         outcome = interpret_result(status, error_code, error_string)
         if self.cancel_wanted and not outcome.success:
@@ -222,6 +223,7 @@ class GoalTracker:
 
     @property
     def finished(self) -> bool:
+        """Whether the goal has ended."""
         return self.phase is GoalPhase.FINISHED
 
 

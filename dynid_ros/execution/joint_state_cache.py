@@ -79,10 +79,12 @@ class JointStateCache:
 
     @property
     def empty(self) -> bool:
+        """Whether no joint has been received yet."""
         return not self._joints
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The joints received so far, in the order first seen."""
         return tuple(self._joints)
 
     def received(self, joints: Sequence[str]) -> float | None:

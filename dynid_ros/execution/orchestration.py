@@ -51,7 +51,8 @@ class RunAborted(Exception):
 class Call(Protocol):
     """A pending service call (an rclpy Future of a Trigger call, say)."""
 
-    def done(self) -> bool: ...
+    def done(self) -> bool:
+        """Whether the call has been answered (or failed)."""
 
     def outcome(self) -> tuple[bool, str] | str:
         """``(success, message)`` of the answer, or the error text of a failed call."""
@@ -60,11 +61,14 @@ class Call(Protocol):
 class Services(Protocol):
     """The node's service clients, by call name (:data:`CALLS`)."""
 
-    def ready(self, name: str) -> bool: ...
+    def ready(self, name: str) -> bool:
+        """Whether the service of call ``name`` is available."""
 
-    def call(self, name: str) -> Call: ...
+    def call(self, name: str) -> Call:
+        """Send call ``name``; the pending call."""
 
-    def service_name(self, name: str) -> str: ...
+    def service_name(self, name: str) -> str:
+        """The service name of call ``name``, for messages."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ class Orchestration:
 
     @property
     def finished(self) -> bool:
+        """Whether the run reached a final state."""
         return self.state in FINAL_STATES
 
     def on_status(self, role: str, status: dict, source_stamp_ns: int) -> None:

@@ -59,6 +59,7 @@ class RobotLimits:
 
     @property
     def joints(self) -> tuple[str, ...]:
+        """The robot's movable joints."""
         return tuple(self.model.joints)
 
     def indices(self, joints: tuple[str, ...] | list[str], what: str = "trajectory") -> np.ndarray:

@@ -130,6 +130,7 @@ class ExcitationRun:
     _progress: float = 0.0
 
     def start(self, profile: ExecutionProfile, t_now: float, message: str = "") -> None:
+        """Start executing ``profile`` at ``t_now``: approaching."""
         self.profile, self.t_start, self.message, self._progress = profile, t_now, message, 0.0
         self.state = ExecutionState.APPROACHING
 
@@ -149,25 +150,31 @@ class ExcitationRun:
         return t_now - self.t_start - self.profile.duration
 
     def finish(self, message: str = "") -> None:
+        """End an active run as done."""
         if self.state in ACTIVE_STATES:
             self.state, self._progress, self.message = ExecutionState.DONE, 1.0, message
 
     def abort(self, message: str) -> None:
+        """End the run as aborted, with ``message``."""
         self.state, self.message = ExecutionState.ABORTED, message
 
     @property
     def active(self) -> bool:
+        """Whether the run is approaching or running."""
         return self.state in ACTIVE_STATES
 
     @property
     def progress(self) -> float:
+        """Share of the profile's duration elapsed, 0 to 1."""
         return self._progress
 
     def status(self) -> dict:
+        """State, progress, message and (with a profile) duration, as published."""
         status = {"state": self.state.value, "progress": round(self.progress, 4), "message": self.message}
         if self.profile is not None:
             status["duration"] = round(float(self.profile.duration), 3)
         return status
 
     def status_json(self) -> str:
+        """The :meth:`status` as JSON text."""
         return json.dumps(self.status())

@@ -114,6 +114,7 @@ class TrajectoryReference:
 
     @property
     def end_time(self) -> float:
+        """Time the reference ends: its start plus its last point's time."""
         return self.t0 + float(self.times[-1])
 
     def replace(self, t_now: float, t0: float | None, names: Sequence[str], times: Sequence[float],

@@ -73,10 +73,12 @@ class Quantity:
 
     @property
     def flagged(self) -> bool:
+        """Whether the quantity moved beyond k standard deviations in some run."""
         return self.first_flagged_run is not None
 
     @property
     def change(self) -> float:
+        """Change from the reference (first) run to the last."""
         return float(self.values[-1] - self.values[0])
 
     @property
@@ -96,6 +98,7 @@ class Quantity:
                 f"of {len(self.values)} on)")
 
     def to_dict(self) -> dict:
+        """The quantity's values, standard deviations, z-scores and flag for ``drift.json``."""
         return {"owner_kind": self.owner_kind, "owner": self.owner, "parameter": self.parameter, "name": self.name,
                 "unit": self.unit, "values": self.values.tolist(), "std": self.std.tolist(), "z": self.z.tolist(),
                 "flagged": self.flagged, "first_flagged_run": self.first_flagged_run, "change": self.change,

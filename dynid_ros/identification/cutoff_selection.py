@@ -48,6 +48,7 @@ class CutoffChoice:
     scores: dict[float, float]
 
     def to_dict(self) -> dict:
+        """The choice for the report: rule ``auto``, the cutoff, the bandwidth and every candidate's score."""
         return {"rule": "auto", "cutoff_hz": self.cutoff_hz, "bandwidth_hz": self.bandwidth_hz,
                 "description": f"chosen by time-blocked cross-validation (bandwidth {self.bandwidth_hz:.3g} Hz)",
                 "scores": {f"{k:.4g}": v for k, v in self.scores.items()}}

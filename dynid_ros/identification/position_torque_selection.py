@@ -62,6 +62,7 @@ class TermChoice:
     margin: float | None
 
     def to_dict(self) -> dict:
+        """The candidate's fields as a dict."""
         return dict(self.__dict__)
 
     def message(self) -> str:
@@ -84,6 +85,7 @@ class TermFit:
 
     @property
     def amplitude(self) -> float:
+        """Half the peak-to-peak torque [N m] of the term over its position range."""
         return amplitude(self.series, self.coefficients)
 
     def to_dict(self) -> dict:
@@ -127,6 +129,7 @@ class FitProblem:
 
     @property
     def n_dof(self) -> int:
+        """Number of joints."""
         return self.q.shape[1]
 
     def profiles(self, terms: list[PositionSeries], rows: np.ndarray, beta: np.ndarray) -> list[JointProfile]:

@@ -15,6 +15,7 @@ class StageTimer:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
+        """Add the wall-clock time of the ``with`` block to ``timings[name]``."""
         start = time.perf_counter()
         try:
             yield

@@ -62,18 +62,23 @@ class Document:
     blocks: list[object] = field(default_factory=list)
 
     def heading(self, text: str) -> None:
+        """Append a section heading."""
         self.blocks.append(("h2", text))
 
     def paragraph(self, text: str, note: bool = False) -> None:
+        """Append a paragraph (a highlighted note with ``note``)."""
         self.blocks.append(("note" if note else "p", text))
 
     def code(self, text: str) -> None:
+        """Append a preformatted code block."""
         self.blocks.append(("code", text))
 
     def table(self, columns: list[str], rows: list[list[object]], highlight: set[int] | None = None) -> None:
+        """Append a table; the rows whose index is in ``highlight`` stand out."""
         self.blocks.append(Table(columns, rows, set(highlight or ())))
 
     def figure(self, path: Path, caption: str) -> None:
+        """Append a figure: the image at ``path`` with ``caption``."""
         self.blocks.append(Figure(Path(path), caption))
 
     def html(self) -> str:

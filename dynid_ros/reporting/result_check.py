@@ -64,9 +64,11 @@ class ResultCheck:
 
     @property
     def passed(self) -> bool:
+        """Whether every check passed."""
         return not self.problems
 
     def to_dict(self) -> dict:
+        """The checks for ``report.json`` ``sanity_check``."""
         return {"passed": self.passed, "relative_error": self.relative_error,
                 "nominal_relative_error": self.nominal_relative_error,
                 "least_squares_relative_error": self.least_squares_relative_error,

@@ -217,9 +217,11 @@ Check = Callable[[IdentificationResult, Path], "ResultCheckLike"]
 class ResultCheckLike(Protocol):
     """What a :data:`Check` returns: ``to_dict()`` for ``report.json`` ``sanity_check``, ``raise_if_failed()``."""
 
-    def to_dict(self) -> dict: ...
+    def to_dict(self) -> dict:
+        """The checks for ``report.json`` ``sanity_check``."""
 
-    def raise_if_failed(self) -> None: ...
+    def raise_if_failed(self) -> None:
+        """Raise when a check failed."""
 
 
 @dataclass
@@ -230,6 +232,7 @@ class OmittedOutput:
     reason: str
 
     def message(self) -> str:
+        """The console's line: which output was not written, and why."""
         return f"{self.output} not written: {self.reason}"
 
 
@@ -242,6 +245,7 @@ class OptionalOutputs:
         self.omitted: list[OmittedOutput] = []
 
     def write(self, output: str, write: Callable[[], object]) -> None:
+        """Run ``write`` for ``output``; on failure remove what it left and record why."""
         before = set(self.directory.iterdir())
         try:
             write()

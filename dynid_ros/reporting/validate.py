@@ -55,6 +55,7 @@ class ValidationResult:
     """(position, velocity, torque) unit per joint."""
 
     def report(self) -> dict:
+        """The report's numbers: relative errors, RMS error per joint, samples, timings and joint diagnostics."""
         out = {"relative_error": self.relative_error, "relative_error_per_joint": self.relative_error_per_joint,
                "joints": self.joints, "n_samples": int(self.t.size), "timings_s": self.timings_s,
                "rms_error_per_joint": [float(v) for v in np.sqrt(np.mean((self.tau - self.tau_hat) ** 2, axis=0))]}

@@ -97,6 +97,7 @@ class Obstacle:
     placement: object  # pin.SE3
 
     def describe(self) -> str:
+        """Name and kind, for messages."""
         return f"{self.name} ({self.kind})"
 
 
@@ -385,6 +386,7 @@ class Row:
 
     @property
     def name(self) -> str:
+        """The pair, for messages: ``first and second``."""
         return f"{self.first} and {self.second}"
 
 
@@ -417,6 +419,7 @@ class Clearance:
 
     @classmethod
     def of(cls, row: Row, witness: Witness) -> Clearance:
+        """The clearance of ``row`` at the sample of ``witness``."""
         return cls(row, witness.distance, witness.index, witness.part, witness.other,
                    (witness.first, witness.second), witness.normal)
 
@@ -508,6 +511,7 @@ class CollisionModel:
         return Kinematics(rotation, origin, axis, speed)
 
     def part_placement(self, kin: Kinematics, i: int, s: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rotation and position (world) of part ``i`` at sample ``s`` of ``kin``."""
         part = self.parts[i]
         r = kin.rotation[s, part.body]
         return r @ part.rotation, kin.origin[s, part.body] + r @ part.translation

@@ -97,6 +97,7 @@ class FramesRobot:
 
     @property
     def motors(self) -> tuple[str, ...]:
+        """The motors: the model's coordinates."""
         return self.model.joints
 
 

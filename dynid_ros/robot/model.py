@@ -124,10 +124,12 @@ class RobotModel:
 
     @property
     def n_dof(self) -> int:
+        """Number of identified joints."""
         return len(self.joints)
 
     @property
     def n_bodies(self) -> int:
+        """Number of bodies (one per entry of ``kinematics``)."""
         return len(self.kinematics)
 
     def body_motion(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
@@ -156,6 +158,7 @@ class RobotModel:
 
     @property
     def gravity(self) -> np.ndarray:
+        """The pinocchio model's gravity vector [m/s^2]."""
         return np.array(self.pin_model.gravity.linear)
 
     def layout_for(self, friction: str | tuple[str, ...] | list[str] | None = ("viscous", "coulomb", "offset"),

@@ -86,10 +86,12 @@ class ParameterLayout:
 
     @property
     def n_dof(self) -> int:
+        """Number of joints."""
         return len(self.joints)
 
     @property
     def n_link_parameters(self) -> int:
+        """Number of link parameters: ten per link."""
         return 10 * len(self.links)
 
     @property
@@ -100,10 +102,12 @@ class ParameterLayout:
 
     @property
     def n_joint_terms(self) -> int:
+        """Number of per-joint terms (friction and armature)."""
         return len(self.joint_terms)
 
     @property
     def n_parameters(self) -> int:
+        """Length of the parameter vector: link parameters plus per-joint terms."""
         return self.n_link_parameters + self.n_dof * self.n_joint_terms
 
     def link_slice(self, k: int) -> slice:

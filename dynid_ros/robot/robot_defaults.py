@@ -116,6 +116,7 @@ class JointScales:
 
     @property
     def drive(self) -> np.ndarray:
+        """Per-joint load, at least :data:`DRIVE_FLOOR` of the largest."""
         return np.maximum(self.load, DRIVE_FLOOR * self.load.max())
 
 

@@ -101,15 +101,19 @@ class UrdfDocument:
         return to_text(without_geometry(self.copy()))
 
     def links(self) -> list[ET.Element]:
+        """The ``<link>`` elements."""
         return self.root.findall("link")
 
     def joints(self) -> list[ET.Element]:
+        """The ``<joint>`` elements."""
         return self.root.findall("joint")
 
     def link(self, name: str) -> ET.Element | None:
+        """The ``<link>`` named ``name``; None when there is none."""
         return next((el for el in self.root.findall("link") if el.get("name") == name), None)
 
     def joint(self, name: str) -> ET.Element | None:
+        """The ``<joint>`` named ``name``; None when there is none."""
         return next((el for el in self.root.findall("joint") if el.get("name") == name), None)
 
     def child_link(self, joint: str) -> str | None:

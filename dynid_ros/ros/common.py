@@ -152,6 +152,7 @@ def latched_qos() -> object:
 
 
 def json_message(content: dict) -> object:
+    """A ``std_msgs/String`` carrying ``content`` as JSON."""
     from std_msgs.msg import String
 
     return String(data=json.dumps(content))

@@ -102,26 +102,32 @@ class TopicLink:
         self.probe = ControllerProbe(node, controller, manager)
 
     def problem(self, joints: tuple[str, ...]) -> str | None:
+        """What sending waits for (a subscriber, the controller); None when the motion can be sent."""
         if self.node.count_subscribers(self.topic) == 0:
             return f"no subscriber on {self.topic}"
         return _checked(self.probe, joints)
 
     def send(self, profile: ExecutionProfile) -> None:
+        """Publish the whole profile as one JointTrajectory."""
         t, q, dq, ddq = trajectory_samples(profile, self.point_rate_hz)
         self.publisher.publish(fill_trajectory(JointTrajectory(), profile.joints, t, q, dq, ddq,
                                                JointTrajectoryPoint, Duration))
 
     def halt(self, stop: StopMotion | None) -> None:
+        """Publish the stop trajectory (nothing without a stop)."""
         if stop is not None:
             self.publisher.publish(stop_trajectory(stop, self.point_rate_hz))
 
     def awaiting_answer(self) -> bool:
+        """Always False: a topic has no answer to wait for."""
         return False
 
     def sent_until(self) -> float:
+        """Infinity: the whole motion goes in one message."""
         return math.inf  # the whole motion in one message
 
     def destroy(self) -> None:
+        """Destroy the controller probe."""
         self.probe.destroy()
 
 
@@ -338,6 +344,7 @@ class StreamLink:
                                              "publishes nothing more)")
 
     def awaiting_answer(self) -> bool:
+        """Always False: a stream has no answer to wait for."""
         return False
 
     def sent_until(self) -> float:
@@ -346,6 +353,7 @@ class StreamLink:
             return self._sent
 
     def destroy(self) -> None:
+        """Wait for the streaming thread to end, then destroy the controller probe."""
         self.join()
         self.probe.destroy()
 
@@ -379,6 +387,7 @@ class ActionLink:
         self._joints: tuple[str, ...] = ()
 
     def problem(self, joints: tuple[str, ...] = ()) -> str | None:
+        """What sending waits for (the action server, the controller); None when the goal can be sent."""
         if self.client is None:
             from rclpy.action import ActionClient
 
@@ -388,6 +397,7 @@ class ActionLink:
         return _checked(self.probe, joints)
 
     def send(self, profile: ExecutionProfile) -> None:
+        """Send the profile as one FollowJointTrajectory goal with its path and goal tolerances."""
         from control_msgs.msg import JointTolerance
 
         p = self.params
@@ -507,9 +517,11 @@ class ActionLink:
             self._handle.cancel_goal_async()
 
     def awaiting_answer(self) -> bool:
+        """Whether the goal was sent and the server has not accepted or rejected it yet."""
         return self.tracker is not None and self.tracker.phase is GoalPhase.SENDING
 
     def sent_until(self) -> float:
+        """Infinity: the whole motion goes in one goal."""
         return math.inf  # the whole motion in one goal
 
     def wait_for_end(self, timeout: float) -> bool:
@@ -536,6 +548,7 @@ class ActionLink:
         return settled()
 
     def destroy(self) -> None:
+        """Destroy the controller probe and the action client."""
         self.probe.destroy()
         if self.client is not None:  # rclpy's destroy_node leaves action clients alive
             self.client.destroy()

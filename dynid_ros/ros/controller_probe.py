@@ -130,6 +130,7 @@ class ControllerProbe:
         return None
 
     def destroy(self) -> None:
+        """Destroy the probe's service clients."""
         self.node.destroy_client(self._params)
         if self._list is not None:
             self.node.destroy_client(self._list)

@@ -196,6 +196,7 @@ class ExcitationNode(Node):
 
     @property
     def run_state(self) -> object:
+        """The supervisor's current run (state, progress, message)."""
         return self.supervisor.run
 
     def _make_link(self, controller: str) -> object:
@@ -226,6 +227,7 @@ class ExcitationNode(Node):
                                  QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
     def supervisor_ended(self, success: bool, message: str) -> None:
+        """The controller ended the motion: hand ``(success, message)`` to the supervisor."""
         self.supervisor.controller_ended(success, message)
 
     def start(self) -> tuple[bool, str]:
@@ -233,6 +235,7 @@ class ExcitationNode(Node):
         return self.supervisor.start()
 
     def stop(self, reason: str = "stopped on request") -> tuple[bool, str]:
+        """Stop the motion, or the start being prepared or waited for; returns (accepted, message)."""
         return self.supervisor.stop(reason)
 
     def _load(self) -> tuple[object, object]:
@@ -270,6 +273,7 @@ class ExcitationNode(Node):
             self.status_pub.publish(json_message(self.supervisor.status()))
 
     def destroy_node(self) -> None:
+        """Stop a running motion (waiting for the controller to take the stop), then destroy the node."""
         if self.supervisor.run.active:
             if self.context.ok():
                 self.supervisor.stop("node shutting down")
@@ -285,6 +289,7 @@ class ExcitationNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the excitation node until Ctrl-C or shutdown; the exit code."""
     # on Ctrl-C: cancel the goal, wait for its end; one thread: see the module docstring (stream mode measured
     # 200, 495-500, 968-999 of 200, 500, 1000 commands/s so; 10-575 with the MultiThreadedExecutor)
     return run(ExcitationNode, args)

@@ -233,6 +233,7 @@ class IdentificationNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the identification node until Ctrl-C or shutdown; the exit code."""
     return run(IdentificationNode, args)  # the identification runs in its own worker thread
 
 

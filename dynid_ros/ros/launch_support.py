@@ -39,6 +39,7 @@ def run_directory(root: str = "dynid_runs") -> Path:
 
 
 def as_bool(text: str) -> bool:
+    """A launch argument as a bool: 1, true, yes or on (any case) is True."""
     return str(text).strip().lower() in ("1", "true", "yes", "on")
 
 

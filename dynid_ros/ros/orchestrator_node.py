@@ -72,9 +72,11 @@ class TriggerCall:
         self.future = future
 
     def done(self) -> bool:
+        """Whether the future is done."""
         return self.future.done()
 
     def outcome(self) -> tuple[bool, str] | str:
+        """``(success, message)`` of the response, or the error text (cancelled, an exception, no response)."""
         if self.future.cancelled():
             return "cancelled"
         error = self.future.exception()
@@ -92,12 +94,15 @@ class TriggerServices:
                         for call, (role, service) in CALLS.items()}
 
     def ready(self, name: str) -> bool:
+        """Whether the service of call ``name`` is ready."""
         return self.clients[name].service_is_ready()
 
     def call(self, name: str) -> TriggerCall:
+        """Send a Trigger request on call ``name``; the pending call."""
         return TriggerCall(self.clients[name].call_async(Trigger.Request()))
 
     def service_name(self, name: str) -> str:
+        """The service name of call ``name``."""
         return self.clients[name].srv_name
 
 
@@ -122,10 +127,12 @@ class OrchestratorNode(Node):
 
     @property
     def state(self) -> str:
+        """The run's state."""
         return self.run.state
 
     @property
     def message(self) -> str:
+        """The run's message."""
         return self.run.message
 
     def _status_callback(self, role: str) -> object:
@@ -176,6 +183,7 @@ class OrchestratorNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the orchestrator node until Ctrl-C or shutdown; the exit code."""
     return run(OrchestratorNode, args)
 
 

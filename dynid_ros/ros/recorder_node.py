@@ -127,6 +127,7 @@ class RecorderNode(Node):
         return True, self.message
 
     def destroy_node(self) -> None:
+        """Close the bag (logging a failure), then destroy the node."""
         _, error = self._close()
         if error is not None:
             self.get_logger().error(self._failure_message(error))
@@ -240,6 +241,7 @@ class RecorderNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the recorder node until Ctrl-C or shutdown; the exit code."""
     return run(RecorderNode, args)
 
 

@@ -108,6 +108,7 @@ STATE_PERIOD_S = 0.01
 
 
 def duration_s(duration: object) -> float:  # builtin_interfaces/Duration
+    """A ``builtin_interfaces/Duration`` in seconds."""
     return duration.sec + 1e-9 * duration.nanosec
 
 
@@ -146,6 +147,7 @@ class SimNode(Node):
 
     @property
     def sim(self) -> object:
+        """The simulator the controller drives."""
         return self.controller.sim
 
     def _make_simulator(self) -> object:
@@ -313,6 +315,7 @@ class SimNode(Node):
         return result
 
     def destroy_node(self) -> None:
+        """Destroy the action server (its executing goal ends first), then the node."""
         if self._action_server is not None:  # rclpy's destroy_node leaves action servers alive
             self._closing = True
             time.sleep(0.05)  # the executing goal's loop sees it and ends its goal
@@ -323,6 +326,7 @@ class SimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the simulation node (multithreaded executor) until Ctrl-C or shutdown; the exit code."""
     # several executor threads: the action server's execute callback waits for the goal's end, and the
     # trajectory checks must not stop the stepping
     return run(SimNode, args, multithreaded=True)

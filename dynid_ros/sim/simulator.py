@@ -136,6 +136,7 @@ class Simulator:
 
     @property
     def timestep(self) -> float:
+        """MuJoCo's timestep [s]."""
         return float(self._mj_model.opt.timestep)
 
     @property

@@ -189,6 +189,7 @@ class GoalVerdict:
 
     @property
     def success(self) -> bool:
+        """Whether the goal succeeded."""
         return self.outcome == "succeeded"
 
 

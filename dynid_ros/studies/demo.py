@@ -59,6 +59,7 @@ class DemoResult:
 
     @property
     def report_path(self) -> Path:
+        """The demo's ``report.md``."""
         return self.out / "report.md"
 
 

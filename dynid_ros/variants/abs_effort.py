@@ -56,6 +56,7 @@ class SignedTarget:
         self.signs: np.ndarray | None = None
 
     def __call__(self, data: ProcessedData, w_b: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Estimate the torque signs; the signed target rows and the rows kept (a sample without a sign is dropped)."""
         n = self.model.n_dof
         tau_abs, raw_abs = np.abs(data.tau), np.abs(data.tau_raw)
         limits = thresholds(tau_abs, raw_abs, self.search)

@@ -43,6 +43,7 @@ class BodyResult:
     mass_share: float
 
     def to_dict(self) -> dict:
+        """The result for the output: frames, samples, mass share, sensor offset and both fits."""
         return {"sensor_frame": self.frame, "frame": f"{self.frame}; inertia_com about the CoM",
                 "n_samples": self.n_samples, "mass_share": self.mass_share,
                 "sensor_offset": [float(v) for v in self.offset], "body": self.lmi.to_dict(),

@@ -23,6 +23,7 @@ from dynid_ros.robot.model import RobotModel, nominal_parameters
 
 @dataclass
 class GainsResult:
+    """Per-joint effort scales of ``joints`` fitted with a payload of ``mass`` on ``link``."""
     joints: tuple[str, ...]
     fit: GainFit
     link: str
@@ -30,6 +31,7 @@ class GainsResult:
     com: list[float] | None
 
     def to_dict(self) -> dict:
+        """The gains file's content: effort scales, the payload and the fit's status."""
         return {GAINS_MARKER: 1, "joints": list(self.joints), "effort_scale": [float(v) for v in self.fit.gains],
                 "payload": {"link": self.link, "mass": self.mass, "com": self.com,
                             "identified": [float(v) for v in self.fit.payload]},

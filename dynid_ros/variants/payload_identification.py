@@ -58,12 +58,14 @@ class PayloadResult:
 
     @property
     def warnings(self) -> list[str]:
+        """A warning when the motion does not identify the payload's mass (share below ``MASS_SHARE_MIN``)."""
         if self.mass_share >= MASS_SHARE_MIN:
             return []
         return [f"the payload's mass on {self.link} is not identified by this motion (mass share "
                 f"{self.mass_share:.1e}): the masses written are arbitrary; attach it to another link"]
 
     def to_dict(self) -> dict:
+        """The result for the output: link, reference, samples, mass share, warnings and both fits."""
         return {"link": self.link, "reference": self.reference, "n_samples": self.n_samples,
                 "frame": f"{self.link}'s joint frame; inertia_com about the CoM",
                 "unexplained_torque_rms": self.unexplained_before, "mass_share": self.mass_share,
