@@ -21,7 +21,7 @@ from dynid_ros.robot.parameters import FRICTION_TERMS, parse_friction
 PRIORS = ("nominal", "none")
 """``--prior``: the nominal URDF as a prior, or none."""
 SIMPLE_KEYS = ("joints", "friction", "armature", "method", "consistency", "solver", "topic", "effort_scale", "prior",
-               "strict", "unmodelled_load", "effort_unit")
+               "strict", "unmodelled_load", "effort_unit", "hyperparameters")
 """Options given by the same name as a flag, a node parameter or a key of the config's ``identification:``."""
 PBPR_KEYS = ("objective", "starts")
 """Keys of the config's ``pbpr:`` mapping that also exist as flags ``--pbpr-<key>`` (parameters ``pbpr_<key>``)."""
@@ -125,8 +125,7 @@ def identification_options(config: Mapping[str, object] | None,
     options = IdentificationOptions(
         **chosen, start=given.get("start"), end=given.get("end"), bounds=bounds,
         processing=dict(config.get("processing") or {}), prior_tolerance=dict(config.get("prior_tolerance") or {}),
-        pbpr=pbpr, position_torque=dict(config.get("model") or {}).get("position_torque", defaults.position_torque),
-        hyperparameters=config.get("hyperparameters", defaults.hyperparameters))
+        pbpr=pbpr, position_torque=dict(config.get("model") or {}).get("position_torque", defaults.position_torque))
     options.armature, options.strict = bool(options.armature), bool(options.strict)
     options.unmodelled_load = bool(options.unmodelled_load)
     options.check()
