@@ -212,8 +212,12 @@ def main() -> int:
         rows += {"panda_gaz2019": real_panda, "dvrk": dvrk, "coupled_wrist": coupled_wrist,
                  "robustness": lambda: robustness(args.robots.split(","))}[name]()
     results = ROOT / "benchmarks" / "results"
-    (results / "default_vs_ols.json").write_text(json.dumps({"split": SPLIT, "rows": rows}, indent=2) + "\n")
-    command = f"python benchmarks/default_vs_ols.py --sets {args.sets}"
+    stored = results / "default_vs_ols.json"
+    if stored.exists():  # the sets not run this time are kept (each set's row replaced when run again)
+        ran = {row["set"] for row in rows}
+        rows = [row for row in json.loads(stored.read_text())["rows"] if row["set"] not in ran] + rows
+    stored.write_text(json.dumps({"split": SPLIT, "rows": rows}, indent=2) + "\n")
+    command = "python benchmarks/default_vs_ols.py (each --sets in turn: panda_gaz2019,dvrk,robustness,coupled_wrist)"
     (results / "default_vs_ols.md").write_text(f"Made by `{command}` (held-out relative error against the recorded "
                                                "torque; link masses: the link alone, a reported load apart).\n\n"
                                                + table(rows))
