@@ -101,6 +101,7 @@ def urdf_set(name: str, model, ident, val) -> dict:
           f"{100 * row['previous']['held_out']:.3f} % auto_ls {100 * row['auto_ls']['held_out']:.3f} %; cutoff "
           f"{d['cutoff_hz']:.3g} Hz; masses {min(ratios):.2f}..{max(ratios):.2f}; scales "
           f"{ {k: round(v, 2) for k, v in (d['scales'] or {}).items()} }", flush=True)
+    store([row])
     return row
 
 
@@ -114,11 +115,11 @@ def real_panda() -> list[dict]:
     return [urdf_set("panda_gaz2019 (real)", model, series.window(None, cut), series.window(cut, None))]
 
 
-def robustness(robots: list[str]) -> list[dict]:
+def robustness(robots: list[str], cases: list[str]) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for robot in robots:
-            for case in CASES:
+            for case in cases:
                 setup = case_setup(case, robot, 0, Path(tmp))
                 urdf = setup.urdf or robot_file(robot, "urdf")
                 runs = [simulated_run(urdf, setup.truth, trajectory, seed, 2, False)
@@ -177,6 +178,7 @@ def dvrk() -> list[dict]:
         rows.append({"set": f"dvrk {name} (real)", "default": {"held_out": float(error), "ols_held_out": float(ols),
                                                                 "feasible": bool(fit.feasible), "seconds": seconds}})
         print(f"dvrk {name:26s} default {100 * error:.3f} % (OLS {100 * ols:.3f} %)", flush=True)
+        store(rows[-1:])
     return rows
 
 
@@ -201,26 +203,37 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+RESULTS = ROOT / "benchmarks" / "results"
+COMMAND = "python benchmarks/default_vs_ols.py (each --sets in turn: panda_gaz2019,dvrk,robustness,coupled_wrist)"
+
+
+def store(rows: list[dict]) -> list[dict]:
+    """Merge ``rows`` into ``benchmarks/results/default_vs_ols.json`` (a set run again replaces its row; the others
+    are kept) and rewrite the table ``default_vs_ols.md``; returns all rows. Called after every set, so a long run
+    stopped early keeps what it measured."""
+    stored = RESULTS / "default_vs_ols.json"
+    ran = {row["set"] for row in rows}
+    kept = [row for row in json.loads(stored.read_text())["rows"] if row["set"] not in ran] if stored.exists() else []
+    rows = kept + rows
+    stored.write_text(json.dumps({"split": SPLIT, "rows": rows}, indent=2) + "\n")
+    (RESULTS / "default_vs_ols.md").write_text(f"Made by `{COMMAND}` (held-out relative error against the recorded "
+                                               "torque; link masses: the link alone, a reported load apart).\n\n"
+                                               + table(rows))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="panda_gaz2019,dvrk,robustness,coupled_wrist")
     parser.add_argument("--robots", default="panda,ur5e", help="robots of the robustness cases")
+    parser.add_argument("--cases", default=",".join(CASES), help="robustness cases (default: all)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     rows = []
     for name in args.sets.split(","):
         rows += {"panda_gaz2019": real_panda, "dvrk": dvrk, "coupled_wrist": coupled_wrist,
-                 "robustness": lambda: robustness(args.robots.split(","))}[name]()
-    results = ROOT / "benchmarks" / "results"
-    stored = results / "default_vs_ols.json"
-    if stored.exists():  # the sets not run this time are kept (each set's row replaced when run again)
-        ran = {row["set"] for row in rows}
-        rows = [row for row in json.loads(stored.read_text())["rows"] if row["set"] not in ran] + rows
-    stored.write_text(json.dumps({"split": SPLIT, "rows": rows}, indent=2) + "\n")
-    command = "python benchmarks/default_vs_ols.py (each --sets in turn: panda_gaz2019,dvrk,robustness,coupled_wrist)"
-    (results / "default_vs_ols.md").write_text(f"Made by `{command}` (held-out relative error against the recorded "
-                                               "torque; link masses: the link alone, a reported load apart).\n\n"
-                                               + table(rows))
+                 "robustness": lambda: robustness(args.robots.split(","), args.cases.split(","))}[name]()
+    rows = store(rows)
     print(table(rows))
     return 0
 
