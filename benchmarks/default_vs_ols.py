@@ -182,6 +182,13 @@ def dvrk() -> list[dict]:
     return rows
 
 
+def load_cell(load: dict | str | None) -> str:
+    """The load column: the reported load's mass, '–' for none, or the text stored (``n/r``: not recorded)."""
+    if load is None:
+        return "–"
+    return load if isinstance(load, str) else f"{load['mass']:.2f}"
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of the results."""
     lines = ["| data set | default | OLS (same processing) | previous default | auto, LS-scored | cutoff [Hz] | "
@@ -195,7 +202,7 @@ def table(rows: list[dict]) -> str:
             scales = d["scales"] or {}
             cells += [f"{100 * row['previous']['held_out']:.2f} %", f"{100 * row['auto_ls']['held_out']:.2f} %",
                       f"{d['cutoff_hz']:.3g}", f"{min(ratios):.2f}-{max(ratios):.2f}",
-                      "–" if d["load"] is None else f"{d['load']['mass']:.2f}",
+                      load_cell(d["load"]),
                       ", ".join(f"{scales[g]:.2f}" for g in ("mass", "com", "inertia", "joint")) if scales else "–"]
         else:
             cells += ["–", "–", "(config)", "–", "–", "– (no CAD prior)"]
