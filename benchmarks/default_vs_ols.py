@@ -4,8 +4,9 @@ hand, with the previous default and the least-squares-scored cutoff beside it.
 Per data set, identify on one run (or the first 70 %) and validate on another (or the rest) against the recorded,
 unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
-- ``default``: ``dynid identify`` as constructed (the hyperparameters chosen by the evidence, the cutoff by
-  time-blocked cross-validation of the posterior mean on the leading window; ``cutoff_hz: auto``);
+- ``default``: the hyperparameters chosen by the evidence (the default) with ``cutoff_hz: auto`` (the cutoff by
+  time-blocked cross-validation of the posterior mean on the leading window; the default cutoff stays
+  ``bandwidth``);
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
 - ``previous``: the previous default (``cutoff_hz: bandwidth``, ``hyperparameters: stated``);
 - ``auto_ls``: ``hyperparameters: stated`` with ``cutoff_hz: auto``, whose cross-validation then scores least
@@ -63,8 +64,9 @@ from dynid_ros.variants.frames_identification import frame_regressor, frames_dat
 
 from support.coupled_arm import ARM, COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference  # noqa: E402
 
-VARIANTS = {"default": {}, "previous": {"hyperparameters": "stated", "processing": {"cutoff_hz": "bandwidth"}},
-            "auto_ls": {"hyperparameters": "stated"}}
+VARIANTS = {"default": {"processing": {"cutoff_hz": "auto"}},
+            "previous": {"hyperparameters": "stated", "processing": {"cutoff_hz": "bandwidth"}},
+            "auto_ls": {"hyperparameters": "stated", "processing": {"cutoff_hz": "auto"}}}
 """The identification configs compared (``identification:`` sections)."""
 
 

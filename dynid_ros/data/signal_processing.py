@@ -51,11 +51,12 @@ def effort_scale_vector(scale: list[float] | tuple[float, ...] | np.ndarray, nam
 
 
 CUTOFF_AUTO = "auto"
-"""The ``cutoff_hz`` (the default) chosen on the data by time-blocked cross-validation on the leading window
+"""The ``cutoff_hz`` chosen on the data by time-blocked cross-validation on the leading window
 (:mod:`dynid_ros.identification.cutoff_selection`), where the caller can score a cutoff (a :data:`CutoffChooser`:
 the identification, with its model); elsewhere the bandwidth rule's."""
 CUTOFF_BANDWIDTH = "bandwidth"
-"""The ``cutoff_hz`` derived from the excitation's bandwidth and the sample rate (:mod:`dynid_ros.data.bandwidth`)."""
+"""The ``cutoff_hz`` (the default) derived from the excitation's bandwidth and the sample rate
+(:mod:`dynid_ros.data.bandwidth`)."""
 
 CutoffChooser = Callable[[np.ndarray, "list[np.ndarray | None]", "ProcessingOptions", float],
                          "tuple[ProcessingOptions, dict]"]
@@ -68,8 +69,9 @@ leading window's samples (stamps ``t``; position, velocity, effort ``fields``, N
 class ProcessingOptions:
     """How joint states become regression data. Every field has a default; unknown keys raise ConfigError.
 
-    The cutoff is chosen on the data by default (``auto``: time-blocked cross-validation on the first minute,
-    :mod:`dynid_ros.identification.cutoff_selection`; ``python benchmarks/cutoff_rule.py``). The other defaults were
+    The cutoff is derived from the excitation's bandwidth by default (``bandwidth``); ``auto`` chooses it by
+    time-blocked cross-validation on the first minute, streamed (:mod:`dynid_ros.identification.cutoff_selection`;
+    ``python benchmarks/cutoff_rule.py``). The other defaults were
     measured
     on the real Panda run (OLS on the first 70 %, relative error against the raw torque on the last 30 %,
     decimation 100 Hz; ``python benchmarks/tune_processing.py``): cutoff
@@ -81,10 +83,11 @@ class ProcessingOptions:
 
     Attributes:
         rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.
-        cutoff_hz: Butterworth cutoff for q and q' [Hz]; ``"auto"`` (:data:`CUTOFF_AUTO`, the default): chosen by
+        cutoff_hz: Butterworth cutoff for q and q' [Hz]; ``"auto"`` (:data:`CUTOFF_AUTO`): chosen by
             the identification by time-blocked cross-validation on the data's first ``BANDWIDTH_WINDOW_S`` seconds
             (:mod:`dynid_ros.identification.cutoff_selection`; streamed, the decimation with it), the bandwidth
-            rule's where nothing can score a cutoff; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`): derived from the
+            rule's where nothing can score a cutoff; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`, the default): derived
+            from the
             excitation's bandwidth (measured on the same samples) and the sample rate (:mod:`dynid_ros.data.bandwidth`).
             Either way the number used is stored (``cutoff_hz``, ``decimate_hz``) with how it was found
             (``cutoff_choice``).
@@ -105,7 +108,7 @@ class ProcessingOptions:
     """
 
     rate_hz: float | None = None
-    cutoff_hz: float | str = CUTOFF_AUTO
+    cutoff_hz: float | str = CUTOFF_BANDWIDTH
     order: int = 4
     velocity_source: str = "measured"
     decimate_hz: float | None = 100.0

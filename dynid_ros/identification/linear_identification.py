@@ -108,13 +108,17 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
     warnings = list(warnings or [])
     processing = ProcessingOptions(**options.processing)
+    layout = model.layout_for(options.friction, options.armature)
+    if base is not None and tuple(base.layout.symbols) != tuple(layout.symbols):
+        raise ConfigError("identify: the given base parameters are of another parameter layout")
+    chooser = None
+    if fit_target is None and processing.cutoff_hz == CUTOFF_AUTO:  # chosen on the data: needs the base regressor
+        if base is None:  # (a fit target, |tau| signs, has no torque to cross-validate a cutoff on)
+            with timer.stage("base_parameters"):
+                base = compute_base_parameters(model, layout)
+        chooser = _chooser(model, options, processing, base)
     with timer.stage("process"):
         series = prepare_series(series, model, options)
-        chooser = None
-        if fit_target is None:  # a fit target (|tau| signs) has no torque to cross-validate a cutoff on
-            if processing.cutoff_hz == CUTOFF_AUTO and base is None:  # chosen on the data: needs the base regressor
-                base = compute_base_parameters(model, model.layout_for(options.friction, options.armature))
-            chooser = _chooser(model, options, processing, base)
         data = process(series, processing, chooser=chooser)
     return identify_processed(data, options, model, timer, fit_target=fit_target, base=base, warnings=warnings,
                               processing=processing)

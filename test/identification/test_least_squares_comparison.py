@@ -65,11 +65,18 @@ def test_the_default_cross_validates_as_well_as_ols_on_the_real_panda(panda):
     assert all(0.5 <= r["mass_ratio"] <= 2.0 for r in result.realism), result.realism
 
 
+def _auto_config(tmp_path):
+    """A config with ``processing: cutoff_hz: auto`` (the cutoff chosen by cross-validating the posterior mean)."""
+    path = tmp_path / "auto.yaml"
+    path.write_text("identification:\n  processing:\n    cutoff_hz: auto\n")
+    return path
+
+
 def test_report_has_the_row_the_hyperparameters_and_their_evidence(tmp_path):
     bag = write_panda_bag(tmp_path / "run")
     out = tmp_path / "result"
     assert main(["identify", "--urdf", str(example_robot_urdf(PANDA_ERD)), "--bag", str(bag), "--end", "14.7",
-                 "--joints", ",".join(JOINTS), "--out", str(out)]) == 0
+                 "--joints", ",".join(JOINTS), "--out", str(out), "--config", str(_auto_config(tmp_path))]) == 0
     report = json.loads((out / "report.json").read_text())
     row, chosen = report["least_squares"], report["hyperparameters"]
     assert set(row) >= {"error", "ols_error", "ols_link_masses"}
