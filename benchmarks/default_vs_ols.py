@@ -4,7 +4,8 @@ hand, with the previous default and the least-squares-scored cutoff beside it.
 Per data set, identify on one run (or the first 70 %) and validate on another (or the rest) against the recorded,
 unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
-- ``default``: the hyperparameters chosen by the evidence (the default) with ``cutoff_hz: auto`` (the cutoff by
+- ``default``: the hyperparameters chosen by the evidence (``hyperparameters: evidence``) with ``cutoff_hz: auto``
+  (the cutoff by
   time-blocked cross-validation of the posterior mean on the leading window; the default cutoff stays
   ``bandwidth``);
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
@@ -64,7 +65,7 @@ from dynid_ros.variants.frames_identification import frame_regressor, frames_dat
 
 from support.coupled_arm import ARM, COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference  # noqa: E402
 
-VARIANTS = {"default": {"processing": {"cutoff_hz": "auto"}},
+VARIANTS = {"default": {"hyperparameters": "evidence", "processing": {"cutoff_hz": "auto"}},
             "previous": {"hyperparameters": "stated", "processing": {"cutoff_hz": "bandwidth"}},
             "auto_ls": {"hyperparameters": "stated", "processing": {"cutoff_hz": "auto"}}}
 """The identification configs compared (``identification:`` sections)."""

@@ -30,7 +30,7 @@ SPLIT = 0.7
 def panda():
     series = panda_series()
     fit = series.window(None, SPLIT * (series.t[-1] - series.t[0]))
-    options = IdentificationOptions(joints=list(JOINTS))
+    options = IdentificationOptions(joints=list(JOINTS), hyperparameters="evidence")
     return fit, options, identify(fit, options, urdf=example_robot_urdf(PANDA_ERD))
 
 
@@ -66,9 +66,10 @@ def test_the_default_cross_validates_as_well_as_ols_on_the_real_panda(panda):
 
 
 def _auto_config(tmp_path):
-    """A config with ``processing: cutoff_hz: auto`` (the cutoff chosen by cross-validating the posterior mean)."""
+    """A config with ``hyperparameters: evidence`` and ``processing: cutoff_hz: auto`` (the cutoff chosen by
+    cross-validating the posterior mean)."""
     path = tmp_path / "auto.yaml"
-    path.write_text("identification:\n  processing:\n    cutoff_hz: auto\n")
+    path.write_text("identification:\n  hyperparameters: evidence\n  processing:\n    cutoff_hz: auto\n")
     return path
 
 
