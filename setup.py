@@ -1,5 +1,6 @@
 """Packaging for dynid_ros: an ament_python ROS 2 package that also installs with plain ``pip install .``."""
 from glob import glob
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
@@ -33,7 +34,10 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
-        (f"share/{PACKAGE}/urdf", glob("urdf/*")),
+        (f"share/{PACKAGE}/urdf", [f for f in glob("urdf/*") if Path(f).is_file()]),
+        *((f"share/{PACKAGE}/{folder}", [f for f in glob(f"{folder}/*") if Path(f).is_file()])
+          for folder in sorted({str(Path(f).parent) for f in glob("urdf/meshes/**/*", recursive=True)
+                                if Path(f).is_file()})),
     ],
     python_requires=">=3.10",
     install_requires=[

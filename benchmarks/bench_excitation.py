@@ -37,7 +37,8 @@ from dynid_ros.excitation import (  # noqa: E402
     save_trajectory,
 )
 from dynid_ros.excitation.optimizer import ExcitationProblem, condition_base  # noqa: E402
-from dynid_ros.robot.config import config_section  # noqa: E402
+from dynid_ros.robot.collision import CollisionSettings  # noqa: E402
+from dynid_ros.robot.config import config_section, load_config  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_excitation.json"
@@ -64,9 +65,12 @@ def random_conditions(model, options, limits, count: int = 8) -> list[float]:
 
 def run_robot(robot: str, budget: float, seed: int, progress: bool, **overrides) -> tuple[dict, object]:
     urdf = ROOT / "urdf" / f"{robot}.urdf"
-    section = config_section(ROOT / "config" / f"{robot}.yaml", "excitation")
+    config_path = ROOT / "config" / f"{robot}.yaml"
+    section = config_section(config_path, "excitation")
     model = load_model(urdf=urdf)
-    options = ExcitationOptions.from_config(section, time_budget_s=budget, seed=seed, **overrides)
+    collision = CollisionSettings.from_config(load_config(config_path).get("collision"), config_path=config_path)
+    options = ExcitationOptions.from_config(section, time_budget_s=budget, seed=seed, collision=collision,
+                                            **overrides)
     started = time.perf_counter()
     result = optimize_excitation(model, options, progress=progress)
     wall = time.perf_counter() - started

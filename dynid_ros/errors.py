@@ -45,5 +45,18 @@ class TrajectoryError(DynidError):
     """A trajectory file is invalid or violates limits."""
 
 
+class MissingDependencyError(DynidError):
+    """An optional dependency a command needs is not installed (the message names the extra to install)."""
+
+
+class CollisionError(TrajectoryError):
+    """A motion comes closer to the robot's own links or its workcell than the clearance it keeps; ``time_s``:
+    when, from the start of the motion (None: unknown)."""
+
+    def __init__(self, message: str, time_s: float | None = None) -> None:
+        super().__init__(message)
+        self.time_s = time_s
+
+
 class SimulationError(DynidError):
     """The simulator could not be set up or diverged."""

@@ -9,7 +9,15 @@ from pathlib import Path
 
 from dynid_ros.cli.common import add_model_arguments, add_xacro_argument, joint_list
 from dynid_ros.errors import ConfigError
-from dynid_ros.fleet.batch import SUMMARY_CSV, SUMMARY_JSON, plan_batch, run_batch, summary, write_summary
+from dynid_ros.fleet.batch import (
+    SUMMARY_CSV,
+    SUMMARY_JSON,
+    plan_batch,
+    require_dask,
+    run_batch,
+    summary,
+    write_summary,
+)
 from dynid_ros.identification.options import METHODS, identification_options
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import find_file
@@ -58,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--workers must be >= 1, got {args.workers}")
     if args.workers is not None and args.address:
         raise ConfigError("--workers sizes a local cluster; an existing one (--address) has its own workers")
+    require_dask()  # before any work: plan_batch creates --out
     urdf = robot_urdf(args.urdf, args.config)
     section = load_config(args.config).get("identification") or {}
     options = identification_options(section, vars(args))

@@ -16,6 +16,14 @@ def add_robot_arguments(parser: argparse.ArgumentParser, dh: bool = True, requir
                         "movable joints present in the data, but mimic and gripper joints, which are locked)")
 
 
+def add_collision_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--package-dir DIR`` (repeatable): where ``package://`` meshes of the collision geometry are looked up first."""
+    parser.add_argument("--package-dir", action="append", default=[], metavar="DIR",
+                        help="a ROS package's folder (or a folder holding packages) where package:// meshes are "
+                             "looked up first; then AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the URDF's folder "
+                             "(repeat for several)")
+
+
 def add_xacro_argument(parser: argparse.ArgumentParser) -> None:
     """``--xacro-arg name:=value`` (repeatable): arguments of a ``--urdf`` that is a ``.urdf.xacro``."""
     parser.add_argument("--xacro-arg", action="append", default=None, type=xacro_argument, metavar="NAME:=VALUE",

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 
-from dynid_ros.cli.common import add_robot_arguments
+from dynid_ros.cli.common import add_collision_arguments, add_robot_arguments
 from dynid_ros.data.output_paths import check_output_file
 from dynid_ros.errors import ConfigError
 from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
+from dynid_ros.excitation.trajectory_file import clearance_lines
+from dynid_ros.robot.collision import CollisionSettings
 from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
 from dynid_ros.robot.frames import FramesRobot, frames_section, load_frames_robot
@@ -27,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_robot_arguments(parser, required=False)
     parser.add_argument("--config", default=None, help="robot config YAML (section 'excitation': limits, "
                         "margins, frequency, harmonics; with 'coupling:' or 'robot: frames:' the trajectory is in "
-                        "motor coordinates and excitation.position/velocity of every motor are required)")
+                        "motor coordinates and excitation.position/velocity of every motor are required; section "
+                        "'collision': the clearance kept from the robot's own links and its workcell, by default "
+                        "2 cm and the table z = 0 under the base)")
+    add_collision_arguments(parser)
     parser.add_argument("--harmonics", type=int, default=None, help="number of harmonics L (default 5)")
     parser.add_argument("--frequency", type=float, default=None, metavar="HZ",
                         help="fundamental frequency [Hz] (default 0.1; the period is 1 / HZ)")
@@ -46,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.out, (args.urdf, args.dh, args.config))  # only a trajectory file is overwritten
 
     section = config_section(args.config, "excitation")
+    collision = CollisionSettings.from_config(load_config(args.config).get("collision"), config_path=args.config,
+                                              package_dirs=args.package_dir)
     options = ExcitationOptions.from_config(
         section, harmonics=args.harmonics, frequency_hz=args.frequency, seed=args.seed, n_starts=args.starts,
-        time_budget_s=args.time_budget, objective=args.objective)
+        time_budget_s=args.time_budget, objective=args.objective, collision=collision)
     result = optimize_excitation(excited_robot(args), options, progress=not args.no_progress)
     save_trajectory(args.out, result)
     margins = result.info["margins"]
@@ -60,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
           f"{result.info['n_base']} base parameters); {result.info['condition_number_scaled']:.2f} with unit-norm "
           "columns (independent of units and robot size)")
     print(f"tightest limit margin: {100 * margins[tightest]:.2f} % ({margins['tightest']}; checked at 1 kHz)")
+    for line in clearance_lines(result.info.get("collision")):
+        print(line)
     print(f"wrote {args.out}")
     return 0
 

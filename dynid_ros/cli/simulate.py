@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.cli.common import add_xacro_argument
+from dynid_ros.cli.common import add_collision_arguments, add_xacro_argument
 from dynid_ros.data.bag_io import write_joint_states
 from dynid_ros.data.output_paths import SIMULATED_BAG, TRUTH, check_output
 from dynid_ros.data.wrench_io import WRENCH_TOPIC, write_joint_states_and_wrenches
@@ -17,7 +17,8 @@ from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
 from dynid_ros.reporting.result_directory import atomic_directory
-from dynid_ros.robot.config import config_section
+from dynid_ros.robot.collision import collision_model
+from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.sim import Simulator, simulate_profile
 
 NAME = "simulate"
@@ -37,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torque sensor noise standard deviation [N m] (default: the config's, else 0)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the truth perturbation and the noise")
     parser.add_argument("--config", default=None,
-                        help="robot config YAML (section 'simulation': truth, controller, timestep, start)")
+                        help="robot config YAML (section 'simulation': truth, controller, timestep, start; "
+                             "'excitation': limits and margins; 'collision': the clearance kept from the robot's own "
+                             "links and its workcell)")
+    add_collision_arguments(parser)
     parser.add_argument("--topic", default="/joint_states", help="JointState topic (default /joint_states)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--ft-sensor-frame", default=None, metavar="FRAME",
@@ -68,14 +72,17 @@ def run(args: argparse.Namespace) -> int:
     sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise,
                                 joints=excitation.trajectory.joints, xacro_args=args.xacro_arg,
                                 ft_sensor_frame=args.ft_sensor_frame)
-    robot = robot_limits(sim.model, config_section(args.config, "excitation"), source=args.urdf)
+    collision = collision_model(sim.model, load_config(args.config), config_path=args.config,
+                                package_dirs=args.package_dir)
+    robot = robot_limits(sim.model, config_section(args.config, "excitation"), source=args.urdf,
+                         collision=collision)
     trajectory = excitation.trajectory
     robot.indices(trajectory.joints)  # a joint the robot does not have: refused
     if tuple(trajectory.joints) != tuple(sim.joints):
         raise TrajectoryError(f"{args.trajectory}: joints {', '.join(trajectory.joints)} differ from the robot's "
                               f"{', '.join(sim.joints)} (same names in the same order needed)")
     q_start = _start_position(section.get("start"), trajectory, len(sim.joints))
-    try:  # the robot's own limits are the authority, checked on the whole motion at 1 kHz
+    try:  # the robot's own limits (its collision geometry too) are the authority, on the whole motion at 1 kHz
         profile = checked_profile(excitation, robot, q_start, cycles)
     except TrajectoryError as err:
         raise TrajectoryError(f"{args.trajectory}: {err}") from err

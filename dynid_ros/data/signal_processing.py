@@ -20,7 +20,13 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from dynid_ros.data.bandwidth import BANDWIDTH_WINDOW_S, DerivedCutoff, derived_cutoff, leading_bandwidth
+from dynid_ros.data.bandwidth import (
+    BANDWIDTH_WINDOW_S,
+    DerivedCutoff,
+    derived_cutoff,
+    leading_bandwidth,
+    position_bandwidth,
+)
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.errors import ConfigError, DataError
 
@@ -92,8 +98,9 @@ class ProcessingOptions:
             Either way the number used is stored (``cutoff_hz``, ``decimate_hz``) with how it was found
             (``cutoff_choice``).
         order: Butterworth order (applied forward and backward: the effective order is twice this).
-        velocity_source: "measured" (the recorded velocity, filtered) or "differentiate" (the
-            derivative of the filtered position).
+        velocity_source: "measured" (the recorded velocity, filtered), "differentiate" (the derivative of the
+            filtered position), or None (the default): measured when the joint states carry a velocity for every
+            joint, else differentiated, and :attr:`ProcessedData.notes` says so (several drivers publish none).
         decimate_hz: rate of the regression samples [Hz]; None = keep every sample.
         trim_s: seconds removed at both ends (filter transients).
         tau_cutoff_hz: Butterworth cutoff of the torque used for the fit [Hz]; None = ``cutoff_hz``.
@@ -110,7 +117,7 @@ class ProcessingOptions:
     rate_hz: float | None = None
     cutoff_hz: float | str = CUTOFF_BANDWIDTH
     order: int = 4
-    velocity_source: str = "measured"
+    velocity_source: str | None = None
     decimate_hz: float | None = 100.0
     trim_s: float = 0.1
     tau_cutoff_hz: float | None = None
@@ -159,7 +166,7 @@ class ProcessingOptions:
         if isinstance(self.order, bool) or not isinstance(self.order, (int, np.integer)) or not 1 <= self.order <= 12:
             raise ConfigError(f"processing option order must be an integer 1..12, got {self.order!r}")
         self.order = int(self.order)
-        if self.velocity_source not in VELOCITY_SOURCES:
+        if self.velocity_source is not None and self.velocity_source not in VELOCITY_SOURCES:
             raise ConfigError(f"processing option velocity_source must be one of {', '.join(VELOCITY_SOURCES)}, "
                               f"got {self.velocity_source!r}")
 
@@ -174,7 +181,7 @@ class ProcessedData:
         tau: filtered effort, the fit target (N, n).
         tau_raw: recorded effort at the same samples, unfiltered (N, n).
         rate_hz: rate of the uniform grid the filters ran at.
-        options: the options used, with the numbers of a derived cutoff and decimation.
+        options: the options used, with the numbers of a derived cutoff and decimation and the velocity source.
         cutoff_choice: how a derived cutoff was found (:meth:`dynid_ros.data.bandwidth.DerivedCutoff.to_dict`).
         segments: the runs of samples between gaps in the stamps: ``start_s``, ``end_s`` (from the first
             sample), ``samples``, ``used`` (False, with ``reason``, for a segment too short to filter).
@@ -190,6 +197,8 @@ class ProcessedData:
     segments: list[dict] = field(default_factory=list)
     options: ProcessingOptions | None = None
     cutoff_choice: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    """What the user may like to know about the processing (e.g. velocities differentiated by default)."""
 
 
 def resample(t: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -284,11 +293,27 @@ def process(series: JointStateSeries, options: ProcessingOptions | None = None,
 
 
 def check_fields(velocity: bool, effort: bool, options: ProcessingOptions) -> None:
-    """DataError when the joint states lack the effort, or the velocity the options filter."""
+    """DataError when the joint states lack the effort, or the velocity the options ask for explicitly."""
     if not effort:
         raise DataError("the joint states have no effort (torque)")
     if options.velocity_source == "measured" and not velocity:
-        raise DataError("the joint states have no velocity; use processing option velocity_source: differentiate")
+        raise DataError("the joint states have no velocity, but processing velocity_source: measured asks for it; "
+                        "leave velocity_source unset (or differentiate) to differentiate the positions")
+
+
+DIFFERENTIATED_NOTE = ("not every joint has a recorded velocity: the velocities are differentiated from the filtered "
+                       "positions (processing velocity_source: differentiate)")
+"""The note of a recording without velocities processed with the default velocity source."""
+
+
+def resolved_velocity_source(options: ProcessingOptions, has_velocity: bool) -> tuple[ProcessingOptions, list[str]]:
+    """``options`` with the default velocity source (None) resolved: measured when the joint states carry a
+    velocity for every joint, else differentiate, with a note."""
+    if options.velocity_source is not None:
+        return options, []
+    if has_velocity:
+        return replace(options, velocity_source="measured"), []
+    return replace(options, velocity_source="differentiate"), [DIFFERENTIATED_NOTE]
 
 
 def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_s: float | None = None,
@@ -307,6 +332,9 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
+    first_velocity = fetch(0, 1)[1]  # a joint without a recorded velocity is a column of NaN
+    options, notes = resolved_velocity_source(options, first_velocity is not None and
+                                              bool(np.isfinite(first_velocity).all()))
     choice = None
     if options.cutoff_hz == CUTOFF_AUTO and chooser is not None:
         stop = leading_samples(t)
@@ -333,7 +361,7 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     n = values.shape[1] // 5
     return ProcessedData(t=t[keep], q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
                          tau=values[:, 3 * n:4 * n], tau_raw=values[:, 4 * n:], rate_hz=float(rate), segments=report,
-                         options=options, cutoff_choice=choice)
+                         options=options, cutoff_choice=choice, notes=notes)
 
 
 def leading_samples(t: np.ndarray) -> int:
@@ -348,13 +376,14 @@ def with_derived_cutoff(t: np.ndarray, fetch: Fetch, options: ProcessingOptions,
     them for the first chunk) and the sample ``rate`` (:mod:`dynid_ros.data.bandwidth`)."""
     stop = leading_samples(t)
     position, velocity, _ = fetch(0, stop)
-    if options.velocity_source == "differentiate" or velocity is None:
-        velocity = np.gradient(np.asarray(position, dtype=float), t[:stop], axis=0)
-    finite = np.isfinite(velocity).all(axis=1)
+    differentiate = options.velocity_source == "differentiate" or velocity is None
+    signal = np.asarray(position if differentiate else velocity, dtype=float)
+    finite = np.isfinite(signal).all(axis=1)
     if finite.sum() < 2:
-        raise DataError("no finite velocity in the data's first samples to derive a filter cutoff from; give "
-                        "processing cutoff_hz")
-    bandwidth = leading_bandwidth(t[:stop][finite], velocity[finite], rate)
+        raise DataError(f"no finite {'position' if differentiate else 'velocity'} in the data's first samples to "
+                        "derive a filter cutoff from; give processing cutoff_hz")
+    bandwidth = (position_bandwidth(t[:stop][finite], signal[finite], options.order, rate) if differentiate
+                 else leading_bandwidth(t[:stop][finite], signal[finite], rate))
     choice = derived_cutoff(bandwidth, rate, options.order, options.decimate_hz)
     return replace(options, cutoff_hz=choice.cutoff_hz, decimate_hz=choice.decimate_hz), choice
 

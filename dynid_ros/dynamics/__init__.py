@@ -6,6 +6,8 @@
   cached on disk by :mod:`.base_parameter_cache`; :mod:`.row_chunks`: a tall regression matrix given chunk by chunk;
 - :mod:`.feasibility`: the LMIs of physical and full consistency (Sousa & Cortesão 2014 eq. 17;
   Traversaro et al. 2016) and the feasible correction of base parameters;
+- :mod:`.polish`: a solver's answer that misses a constraint within the solver's tolerance, moved onto the
+  feasible set;
 - :mod:`.bounds`: the ``bounds:`` mapping (total mass, per-term ranges); :mod:`.conditioning`: the condition number
   of a regressor, plain and with unit-norm columns.
 

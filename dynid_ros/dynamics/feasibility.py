@@ -60,6 +60,35 @@ SOLVED = (SolverStatus.OPTIMAL, SolverStatus.OPTIMAL_INACCURATE)
 JOINT_TERM_TOLERANCE = 1e-8
 """Friction and armature at least ``-JOINT_TERM_TOLERANCE`` (SI units) count as non-negative: a solver's zero."""
 
+@dataclass(frozen=True)
+class Tolerance:
+    """A conic solver's feasibility tolerance: it stops once every constraint residual is at most ``absolute +
+    relative * max(1, magnitude)`` -- SCS 3: ``||A x + s - b||_inf <= eps_abs + eps_rel max(||A x||, ||s||, ||b||)``
+    (O'Donoghue et al. 2016); Clarabel: the same residual below ``tol_feas max(1, ||b|| + ||x|| + ||s||)`` (Goulart &
+    Chen 2024). An answer may therefore miss a constraint by that much (:mod:`dynid_ros.dynamics.polish`)."""
+
+    absolute: float
+    relative: float
+
+    def allowance(self, magnitude: float) -> float:
+        """The largest residual the solver accepts for variables of size ``magnitude``."""
+        return self.absolute + self.relative * max(1.0, float(magnitude))
+
+
+SOLVER_TOLERANCE: dict[str, Tolerance] = {"clarabel": Tolerance(1e-8, 1e-8), "scs": Tolerance(1e-6, 1e-6)}
+"""The tolerance each solver runs with (:func:`solve` sets it: the numbers are these, whatever a library's
+default)."""
+INACCURATE_TOLERANCE: dict[str, Tolerance] = {"clarabel": Tolerance(1e-4, 1e-4), "scs": Tolerance(1e-6, 1e-6)}
+"""The tolerance behind an ``optimal_inaccurate`` answer: Clarabel's reduced tolerance (``reduced_tol_feas``, set
+by :func:`solve`); SCS reports it when it stops at ``max_iters`` with no looser bound, so its own is kept."""
+
+
+def solver_tolerance(solver: str, status: str) -> Tolerance:
+    """The feasibility tolerance behind an answer of ``solver`` with ``status``."""
+    table = SOLVER_TOLERANCE if status == SolverStatus.OPTIMAL else INACCURATE_TOLERANCE
+    return table[str(solver).lower()]
+
+
 RETRY_SCALES = (1.0, 0.01)
 """Objective scales tried, in order, with the requested solver before the other solver."""
 
@@ -218,10 +247,12 @@ def solve(problem, solver: str) -> tuple[str, float]:
     try:
         with warnings.catch_warnings():  # an inaccurate solution is reported through the status
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            accurate, reduced = SOLVER_TOLERANCE[str(solver).lower()], INACCURATE_TOLERANCE[str(solver).lower()]
             if name == "SCS":
-                problem.solve(solver=name, eps_abs=1e-6, eps_rel=1e-6, max_iters=50_000)
+                problem.solve(solver=name, eps_abs=accurate.absolute, eps_rel=accurate.relative, max_iters=50_000)
             else:
-                problem.solve(solver=name)
+                problem.solve(solver=name, tol_feas=accurate.relative, tol_gap_abs=accurate.absolute,
+                              tol_gap_rel=accurate.relative, reduced_tol_feas=reduced.relative)
     except cp.error.SolverError as err:
         return f"{SolverStatus.SOLVER_ERROR.value}: {str(err).strip().splitlines()[0]}", time.perf_counter() - start
     except (cp.error.DCPError, ValueError) as err:  # a bug in the problem, not in the data
@@ -229,15 +260,28 @@ def solve(problem, solver: str) -> tuple[str, float]:
     return str(problem.status), time.perf_counter() - start
 
 
-def solve_until_optimal(problem: Callable[[float], object], solver: str, variable
-                        ) -> tuple[str | None, float, dict[str, str]]:
+@dataclass
+class SolveOutcome:
+    """What :func:`solve_until_optimal` kept: the status of the attempt (None: no attempt gave a solution), the
+    solver that gave it, the total solve time and every attempt's status."""
+
+    status: str | None
+    solver: str | None
+    seconds: float
+    attempts: dict[str, str]
+
+    def tolerance(self) -> Tolerance:
+        """The feasibility tolerance behind the kept answer (:func:`solver_tolerance`)."""
+        return solver_tolerance(self.solver, self.status)
+
+
+def solve_until_optimal(problem: Callable[[float], object], solver: str, variable) -> SolveOutcome:
     """Solve ``problem(scale)`` (a cvxpy problem with its objective times ``scale``) until a status is
-    ``optimal``: each of ``RETRY_SCALES`` with ``solver``, then the other solver. Returns the status of
-    the attempt kept (an ``optimal`` one, else the first ``optimal_inaccurate``, else None), the total
-    solve time and every attempt's status; ``variable`` holds the kept attempt's value."""
+    ``optimal``: each of ``RETRY_SCALES`` with ``solver``, then the other solver. Keeps an ``optimal`` attempt,
+    else the first ``optimal_inaccurate``; ``variable`` holds the kept attempt's value."""
     other = next(name for name in SOLVERS if name != str(solver).lower())
     attempts: dict[str, str] = {}
-    kept: tuple[str, np.ndarray] | None = None
+    kept: tuple[str, str, np.ndarray] | None = None
     total = 0.0
     plan = [(str(solver).lower(), scale) for scale in RETRY_SCALES] + [(other, 1.0)]
     for name, scale in plan:
@@ -245,13 +289,13 @@ def solve_until_optimal(problem: Callable[[float], object], solver: str, variabl
         total += seconds
         attempts[f"{name} x{scale:g}"] = status
         if status == SolverStatus.OPTIMAL:
-            return status, total, attempts
+            return SolveOutcome(status, name, total, attempts)
         if status in SOLVED and kept is None and variable.value is not None:
-            kept = (status, np.array(variable.value))
+            kept = (status, name, np.array(variable.value))
     if kept is None:
-        return None, total, attempts
-    variable.value = kept[1]
-    return kept[0], total, attempts
+        return SolveOutcome(None, None, total, attempts)
+    variable.value = kept[2]
+    return SolveOutcome(kept[0], kept[1], total, attempts)
 
 
 def solver_name(solver: str) -> str:
@@ -303,6 +347,8 @@ class FeasibilityCorrection:
     delta: np.ndarray | None
     status: str
     solve_time: float
+    solver: str | None = None
+    """The solver that gave the answer (its tolerance: :func:`solver_tolerance`)."""
 
 
 def bpft(K: np.ndarray, beta: np.ndarray, *, consistency: str = "physical", eps: float = DEFAULT_EPS,
@@ -339,10 +385,11 @@ def bpfc(K: np.ndarray, beta: np.ndarray, *, consistency: str = "physical", eps:
     bounds = bounds or Bounds()
     constraints = [*lmi_constraints(delta, layout, consistency, eps, attached=attached),
                    *bounds.constraints(delta, layout)]
-    status, seconds, attempts = solve_until_optimal(
+    outcome = solve_until_optimal(
         lambda scale: cp.Problem(cp.Minimize(scale * cp.norm(K @ delta - beta, 2)), constraints), solver, delta)
-    if status is None:
-        return FeasibilityCorrection(None, float("nan"), None, next(iter(attempts.values())), seconds)
+    if outcome.status is None:
+        return FeasibilityCorrection(None, float("nan"), None, next(iter(outcome.attempts.values())), outcome.seconds)
     value = np.array(delta.value)
     corrected = K @ value
-    return FeasibilityCorrection(corrected, float(np.linalg.norm(corrected - beta)), value, status, seconds)
+    return FeasibilityCorrection(corrected, float(np.linalg.norm(corrected - beta)), value, outcome.status,
+                                 outcome.seconds, outcome.solver)

@@ -25,7 +25,8 @@ follow the data. Base parameters the data do not excite at all can be pinned to 
 Variables are scaled by the prior's mass and length per link
 (:func:`dynid_ros.dynamics.feasibility.link_scales`) so the problem is well conditioned. A solver status other
 than ``optimal`` is retried (rescaled objective, then the other solver); the answer is checked against
-every constraint and a violation is an error, never clipped.
+every constraint: one it misses by no more than the solver's own tolerance is polished onto the feasible set and
+reported (:mod:`dynid_ros.dynamics.polish`), a larger violation is an error.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ from dynid_ros.dynamics.feasibility import (
     DEFAULT_EPS,
     link_matrix_expressions,
     link_scales,
-    min_eigenvalues,
     parameter_scales,
     solve_until_optimal,
     solver_name,
 )
+from dynid_ros.dynamics.polish import Polished, polish
 from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
 from dynid_ros.estimation.normal_equations import NormalEquations
@@ -66,10 +67,6 @@ outweighs the prior by ``1e8``. Measured data are never capped (their weight is 
 NOISE_FREE_RESIDUAL = 1e-6
 """Data whose least-squares residual is below this fraction of their norm are numerically noise-free (torques
 computed from a model, M(q) and g(q) samples): no torque sensor resolves a millionth of its signal."""
-
-CONSTRAINT_TOLERANCE = 1e-7
-"""A solver answer may miss a bound by this much (relative to the bound's scale): solver accuracy."""
-
 
 @dataclass
 class LeastSquaresFit:
@@ -116,6 +113,11 @@ class FeasibleFit:
     inflation: float = 1.0
     capped_data_weight: float | None = None
     """The MAP data weight when capped (numerically noise-free data: ``map_data_weight``), else None."""
+    solver: str | None = None
+    """The solver that gave ``delta``."""
+    polished: Polished | None = None
+    """What :func:`dynid_ros.dynamics.polish.polish` moved onto the feasible set (None: the answer held every
+    constraint as returned)."""
 
 
 def in_fit(w_b: np.ndarray, tau: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -531,23 +533,27 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
             objective = scale * (cp.sum_squares(data_weight * (data.a @ x - data.b)) + prior_term)
         return cp.Problem(cp.Minimize(objective), constraints)
 
-    status, seconds, attempts = solve_until_optimal(problem, solver, x)
-    timings.update(solve=seconds, total=time.perf_counter() - start)
-    if status is None:
-        statuses = ", ".join(f"{k} {v}" for k, v in attempts.items())
-        infeasible = any("infeasible" in v for v in attempts.values())
+    outcome = solve_until_optimal(problem, solver, x)
+    timings.update(solve=outcome.seconds, total=time.perf_counter() - start)
+    if outcome.status is None:
+        statuses = ", ".join(f"{k} {v}" for k, v in outcome.attempts.items())
+        infeasible = any("infeasible" in v for v in outcome.attempts.values())
         reason = (f"no parameters satisfy the {consistency} consistency constraints and the bounds" if infeasible
                   else "no solution")
         raise EstimationError(f"FBPE: {reason} (solver status: {statuses})")
-    delta_value = data.size * np.array(x.value)
-    check_solution(delta_value, layout, consistency, bounds, attached, data.size)
+    polished = polish(data.size * np.array(x.value), layout, consistency=consistency, eps=eps, bounds=bounds,
+                      tolerance=outcome.tolerance(), size=data.size, scales=data.scales, attached=attached,
+                      who="FBPE")
+    delta_value = polished.delta
     beta = K @ delta_value
     objective = float(np.sqrt(np.linalg.norm(data.rho1 - data.r @ beta) ** 2 + data.rho2**2))
     precision = None if prior is None else prior.half_hessian(delta_value, data.size)
     beta_std, delta_std = _uncertainty(data, K, (data.norm / data_weight) ** 2 if prior is not None
                                        else sigma2 * weight_inflation, precision)
-    return FeasibleFit(beta, delta_value, status, objective, attempts, {k: round(v, 4) for k, v in timings.items()},
-                       beta_std, delta_std, inflation, data_weight if capped and prior is not None else None)
+    return FeasibleFit(beta, delta_value, outcome.status, objective, outcome.attempts,
+                       {k: round(v, 4) for k, v in timings.items()}, beta_std, delta_std, inflation,
+                       data_weight if capped and prior is not None else None, outcome.solver,
+                       polished if polished.moved else None)
 
 
 def _noise_weights(joint_noise: np.ndarray, n_dof: int, rows: int) -> np.ndarray:
@@ -597,16 +603,6 @@ def map_data_weight(data: ScaledData, sigma2: float, inflation: float) -> tuple[
     if weight > MAX_DATA_WEIGHT and data.rho2 < NOISE_FREE_RESIDUAL * np.hypot(data.norm, data.rho2):
         return MAX_DATA_WEIGHT, True
     return float(weight), False
-
-
-def check_solution(delta: np.ndarray, layout: ParameterLayout, consistency: str, bounds: Bounds,
-                    attached: np.ndarray | None, size: np.ndarray) -> None:
-    """Raise EstimationError when the solver's answer violates an LMI or a bound beyond solver accuracy."""
-    lowest = min_eigenvalues(delta, layout, consistency, attached)
-    bad = [f"link {layout.links[k]} (smallest eigenvalue {v:.3g})" for k, v in enumerate(lowest) if v <= 0]
-    problems = bad + bounds.violations(delta, layout, tol=CONSTRAINT_TOLERANCE, scale=size)
-    if problems:
-        raise EstimationError(f"FBPE: the solver's answer violates its constraints: {'; '.join(problems[:4])}")
 
 
 def _uncertainty(data: ScaledData, K: np.ndarray, noise: float, prior_precision: np.ndarray | None

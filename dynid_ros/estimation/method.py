@@ -17,7 +17,8 @@ import numpy as np
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.bounds import Bounds
-from dynid_ros.dynamics.feasibility import SolverStatus
+from dynid_ros.dynamics.feasibility import DEFAULT_EPS, SolverStatus, solver_tolerance
+from dynid_ros.dynamics.polish import polish
 from dynid_ros.errors import EstimationError
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.penalty_retrieval import pbpr
@@ -76,6 +77,9 @@ class Estimate:
     delta_std: np.ndarray | None
     inflation: float
     capped_data_weight: float | None = None
+    polish: dict | None = None
+    """What was moved onto the feasible set, the answer having missed a constraint within the solver's tolerance
+    (``report.json`` ``solver_polish``: solver, violation, allowance, moved; ``message``), or None."""
 
 
 def estimate(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, settings: EstimatorSettings, *,
@@ -91,8 +95,10 @@ def estimate(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, settings: E
                               weights=weights, solver=settings.solver, attached=settings.attached,
                               fixed=settings.fixed, prior=settings.prior, rows=rows, joint_inflation=joint_inflation,
                               joint_noise=joint_noise)
+        record = None if fit.polished is None else {**fit.polished.to_dict(fit.solver),
+                                                    "message": fit.polished.message(fit.solver)}
         return Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,
-                        fit.capped_data_weight)
+                        fit.capped_data_weight, record)
     least_squares = estimators.wls if settings.method == Method.WLS else estimators.ols
     fit = least_squares(w_b, tau, n_dof, fixed=settings.fixed, rows=rows)
     if settings.method in (Method.OLS, Method.WLS):
@@ -105,7 +111,13 @@ def estimate(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, settings: E
         if corrected.beta is None:
             raise EstimationError(f"bpfc: no parameters satisfy the {settings.consistency} consistency constraints "
                                   f"and the bounds (solver status {corrected.status})")
-        return Estimate(corrected.beta, corrected.delta, corrected.status, fit.std, None, fit.inflation)
+        polished = polish(corrected.delta, layout, consistency=settings.consistency, eps=DEFAULT_EPS,
+                          bounds=settings.bounds or Bounds(), attached=settings.attached,
+                          tolerance=solver_tolerance(corrected.solver, corrected.status), who="bpfc")
+        record = None if not polished.moved else {**polished.to_dict(corrected.solver),
+                                                   "message": polished.message(corrected.solver)}
+        return Estimate(base.K @ polished.delta, polished.delta, corrected.status, fit.std, None, fit.inflation,
+                        polish=record)
     w_fit, tau_fit, _ = estimators.in_fit(w_b, tau, rows)  # its residual sums: the rows in the fit only
     found = pbpr(np.asarray(w_fit), tau_fit, base.K, layout, fit.beta, settings=settings.pbpr, bounds=settings.bounds,
                  nominal=nominal, attached=settings.attached, use_nominal_start=settings.prior is not None)

@@ -9,7 +9,8 @@ Sousa & Cortesão 2014 section 5.2.2 (Swevers Fourier series, eq. 78-80) and Wan
 - :mod:`.trajectory_file`: :class:`ExcitationTrajectory` and its YAML file;
 - :mod:`.optimizer`: the condition number's definition and the constrained optimization;
 - :mod:`.torques`: nominal-model torques for optional torque limits;
-- :mod:`.frames_columns`: the base regressor of a frames robot (``robot: frames:``) for the optimizer.
+- :mod:`.frames_columns`: the base regressor of a frames robot (``robot: frames:``) for the optimizer;
+- :mod:`.clearance`: the optimizer's smooth clearance rows (the robot's links and its workcell).
 """
 
 from dynid_ros.excitation.fourier import FourierTrajectory

@@ -36,7 +36,8 @@ import scipy.optimize
 from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_parameters, random_states
 from dynid_ros.dynamics.conditioning import condition_number, scaled_condition_number
 from dynid_ros.dynamics.regressor import regressor, regressor_3d
-from dynid_ros.errors import ConfigError, ExcitationError, TrajectoryError
+from dynid_ros.errors import CollisionError, ConfigError, ExcitationError, TrajectoryError
+from dynid_ros.excitation.clearance import CLEARANCE_RATE_HZ, ClearanceRows, smallest_clearance
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
 from dynid_ros.excitation.frames_columns import FramesBase, frames_base, frames_column_scale
 from dynid_ros.excitation.limits import (
@@ -52,6 +53,7 @@ from dynid_ros.excitation.limits import (
 )
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
 from dynid_ros.excitation.trajectory_file import ExcitationTrajectory
+from dynid_ros.robot.collision import CollisionSettings, load_collision_model
 from dynid_ros.robot.frames import FramesRobot
 from dynid_ros.robot.model import RobotModel, rnea_derivatives
 
@@ -97,7 +99,10 @@ class ExcitationOptions:
         max_condition_number: a best result whose condition number with unit-norm columns
             (:func:`excitation_scaled_condition_number`) is above this is an :class:`ExcitationError`;
         exclude_frames: a frames robot's frames whose inertia the objective leaves out
-            (:mod:`dynid_ros.excitation.frames_columns`).
+            (:mod:`dynid_ros.excitation.frames_columns`);
+        collision: the robot's collision geometry and workcell (the config's ``collision:`` section; default:
+            its own links and the table z = 0, 2 cm kept); None: no clearance kept
+            (:mod:`dynid_ros.excitation.clearance`); clearance_rate_hz: the grid of the clearance rows.
     """
 
     harmonics: int = 5
@@ -117,6 +122,8 @@ class ExcitationOptions:
     constraint_points: int | None = None
     max_condition_number: float = MAX_SCALED_CONDITION_NUMBER
     exclude_frames: tuple[str, ...] = ()
+    collision: CollisionSettings | None = field(default_factory=CollisionSettings)
+    clearance_rate_hz: float = CLEARANCE_RATE_HZ
 
     @property
     def pulsation(self) -> float:
@@ -149,11 +156,12 @@ class ExcitationOptions:
 
     @classmethod
     def from_config(cls, section: dict | None, **overrides: object) -> ExcitationOptions:
-        """Options from an ``excitation:`` config section; keyword overrides that are not None win."""
+        """Options from an ``excitation:`` config section; keyword overrides that are not None win (``collision``:
+        the settings of the config's ``collision:`` section, :class:`~dynid_ros.robot.collision.CollisionSettings`)."""
         section = dict(section or {})
         known = {"harmonics", "frequency_hz", "wf", "seed", "time_budget_s", "n_starts", "max_iterations",
                  "objective", "torque_limits", "cartesian_boxes", "grid_rate_hz", "constraint_points",
-                 "max_condition_number", "exclude_frames"}
+                 "max_condition_number", "exclude_frames", "clearance_rate_hz"}
         values = {k: v for k, v in section.items() if k in known}
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "frequency_hz" in overrides and overrides["frequency_hz"] is not None:
@@ -253,6 +261,13 @@ class ExcitationProblem:
         self.column_scale = self._column_scale()
         self.t_nl = np.arange(max(100, 20 * self.harmonics)) * period / max(100, 20 * self.harmonics)
         self.b_nl = basis_matrices(self.t_nl, self.wf, self.harmonics)
+        self.clearance: ClearanceRows | None = None
+        self.collision = None
+        if options.collision is not None and options.collision.enabled and not isinstance(base, FramesBase):
+            self.collision = load_collision_model(model, options.collision)
+            if self.collision is not None and self.collision.rows:
+                self.clearance = ClearanceRows(self.collision, self.n, self.harmonics, self.wf,
+                                               options.clearance_rate_hz)
 
     # --- the base regressor (a frames robot's problem overrides these) ---------------------------------
     def _column_scale(self) -> np.ndarray:
@@ -411,6 +426,8 @@ class ExcitationProblem:
             box = np.asarray(self.options.cartesian_boxes[name], dtype=float)
             p = self._frame_positions(q, frame)
             parts += [(p - box[:, 0]).reshape(-1), (box[:, 1] - p).reshape(-1)]
+        if self.clearance is not None:
+            parts.append(self.clearance.values(x))
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def nonlinear_jacobian(self, x: np.ndarray) -> np.ndarray:
@@ -425,6 +442,8 @@ class ExcitationProblem:
             jq = self._frame_jacobians(q, frame)
             jac = self._state_jacobian(jq, np.zeros_like(jq), np.zeros_like(jq))
             rows += [jac, -jac]
+        if self.clearance is not None:
+            rows.append(self.clearance.jacobian(x))
         return np.vstack(rows)
 
     def _state_jacobian(self, dq_: np.ndarray, dv_: np.ndarray, da_: np.ndarray) -> np.ndarray:
@@ -454,13 +473,17 @@ class ExcitationProblem:
 
     @property
     def has_nonlinear(self) -> bool:
-        return self.nonlinear or bool(self.frames)
+        return self.nonlinear or bool(self.frames) or self.clearance is not None
 
     # --- starts --------------------------------------------------------------------------------------
     def start(self, rng: np.random.Generator) -> np.ndarray:
-        """A random feasible start: random coefficients at rest, each joint scaled to 70 % of its room."""
+        """A random feasible start: random coefficients at rest, each joint scaled to 70 % of its room; with
+        clearance rows, about a pose clear of everything and scaled down until the motion is clear too."""
         x = np.zeros((self.n, self.width))
         x[:, 0] = self.limits.position.mean(axis=1)
+        if self.clearance is not None:
+            x[:, 0] = self.clearance.clear_pose(np.clip(self.collision.reference, self.limits.position[:, 0],
+                                                        self.limits.position[:, 1]), self.limits, rng)
         x[:, 1:] = rng.uniform(-1.0, 1.0, (self.n, 2 * self.harmonics))
         x = self.project_rest(x.reshape(-1)).reshape(self.n, self.width)
         q0 = x[:, 0]
@@ -470,6 +493,8 @@ class ExcitationProblem:
         scale = np.min([room / np.abs(q - q0).max(axis=0), lim.velocity / np.abs(dq).max(axis=0),
                         lim.acceleration / np.abs(ddq).max(axis=0)], axis=0)
         x[:, 1:] *= 0.7 * scale[:, None]
+        if self.clearance is not None:
+            x[:, 1:] *= self.clearance.clear_scale(x.reshape(-1))
         return x.reshape(-1)
 
 
@@ -558,12 +583,16 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
             return False
         return not problem.has_nonlinear or bool(np.min(problem.nonlinear_constraints(x)) >= -1e-9)
 
+    finals: list[_Best] = []  # each start's best feasible point: the candidates of the final check
+
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         if time.perf_counter() > deadline:
             raise _BudgetExhausted
         value, grad = problem.objective(x)
-        if value < best.value and feasible(x):
-            best.value, best.x = value, x.copy()
+        if value < finals[-1].value and feasible(x):
+            finals[-1].value, finals[-1].x = value, x.copy()
+            if value < best.value:
+                best.value, best.x = value, x.copy()
         return value, grad
 
     from tqdm import tqdm
@@ -574,6 +603,10 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     try:
         for i in range(options.n_starts):
             x_start = problem.start(np.random.default_rng([options.seed, i]))
+            finals.append(_Best())
+            if best.x is None and feasible(x_start):  # the first feasible start is a result, whatever the budget
+                finals[-1].value = best.value = problem.objective(x_start)[0]
+                finals[-1].x, best.x = x_start.copy(), x_start.copy()
             try:
                 result = scipy.optimize.minimize(fun, x_start, jac=True, method="SLSQP", constraints=constraints,
                                                  options={"maxiter": options.max_iterations, "ftol": 1e-7})
@@ -590,10 +623,15 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
+    if best.x is None and starts_done == 0:
+        raise ExcitationError(f"no trajectory satisfies the limits yet: the time budget ({options.time_budget_s:g} s) "
+                              "ended before the first start of the optimization finished (a start takes longer on "
+                              "this robot: give a longer time budget, --time-budget or excitation: time_budget_s)")
     if best.x is None:
         raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
-                              "(torque limits or Cartesian boxes that exclude every start?)")
-    trajectory = _within_effort(problem, _verified(problem, problem.project_rest(best.x)))
+                              "(torque limits, Cartesian boxes or obstacles that exclude every start?)")
+    trajectory, rejected = _clear_candidate(problem, sorted((f for f in finals if f.x is not None),
+                                                            key=lambda f: f.value))
     condition, scaled = problem.condition_numbers(trajectory)
     if not scaled <= options.max_condition_number:
         raise ExcitationError(
@@ -613,7 +651,36 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     }
     if options.cartesian_boxes:
         info["cartesian_boxes"] = {k: np.asarray(v, dtype=float).tolist() for k, v in options.cartesian_boxes.items()}
+    if problem.collision is not None:
+        clearance, t = smallest_clearance(problem.collision, trajectory)
+        info["collision"] = problem.collision.summary(clearance, t)
+        if rejected:
+            info["collision"]["rejected"] = rejected
+    elif options.collision is not None and options.collision.enabled:
+        info["collision"] = {"margin_m": options.collision.margin, "checked_pairs": 0,
+                             "not_checked": ["every link (a robot described by its frames has no geometry)"]}
+    else:
+        info["collision"] = None
     return ExcitationTrajectory(trajectory, limits, condition, info)
+
+
+def _clear_candidate(problem: ExcitationProblem, candidates: list[_Best]) -> tuple[FourierTrajectory, list[str]]:
+    """The best candidate (each start's best point, best first) whose executed trajectory (rest projection, 1 kHz
+    limit scaling, effort shrink) keeps every clearance on the execution check's 1 kHz grid; the others are
+    rejected (their reasons returned), never trimmed. ExcitationError when every one collides."""
+    rejected: list[str] = []
+    for candidate in candidates:
+        trajectory = _within_effort(problem, _verified(problem, problem.project_rest(candidate.x)))
+        if problem.clearance is None:
+            return trajectory, rejected
+        try:
+            problem.clearance.check(trajectory)
+        except CollisionError as err:
+            rejected.append(str(err))
+            continue
+        return trajectory, rejected
+    raise ExcitationError(f"every optimized trajectory ({len(candidates)}) fails the 1 kHz collision check, e.g. "
+                          f"{rejected[0]}")
 
 
 def _readable(objective: str, value: float) -> float:

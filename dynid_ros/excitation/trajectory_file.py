@@ -10,6 +10,9 @@ Format::
     b: [[L values], ...]
     period_s: 10.0
     condition_number: 41.2
+    collision: {margin_m: 0.02, smallest_clearance_m: 0.034, between: panda_hand and table, at_s: 4.21,
+                checked_pairs: 49, not_checked: [...], pairs_not_checked: [...], environment: [table (plane)]}
+                          # optional: the clearance the optimizer kept (also in the comment lines at the top)
     limits: {position: [[lo, hi], ...], velocity: [...], acceleration: [...], effort: [...] (optional)}
                           # optional: the limits the optimizer used (a record; they may only narrow the robot's)
     info: {...}           # optional: how it was made (seed, objective, timings)
@@ -61,12 +64,39 @@ class ExcitationTrajectory:
             "b": tr.b.tolist(),
             "period_s": float(tr.period),
             "condition_number": float(self.condition_number),
-            "limits": self.limits.to_dict() if self.limits is not None else None,
-            "info": _plain(self.info),
         }
-        if out["limits"] is None:
-            del out["limits"]
+        if "collision" in self.info:
+            out["collision"] = _plain(self.info["collision"])
+        if self.limits is not None:
+            out["limits"] = self.limits.to_dict()
+        out["info"] = _plain({k: v for k, v in self.info.items() if k != "collision"})
         return out
+
+
+def clearance_lines(summary: dict | None) -> list[str]:
+    """What the console and the file's first lines say of the clearance an excitation keeps (``info["collision"]``:
+    :meth:`dynid_ros.robot.collision.CollisionModel.summary`; None: not checked)."""
+    if summary is None:
+        return ["clearance: not checked (collision: self: false, environment: [])"]
+    lines = []
+    if "smallest_clearance_m" in summary:
+        kept = summary.get("kept_m", summary["margin_m"])
+        lines.append(f"clearance: smallest {100 * summary['smallest_clearance_m']:.1f} cm ({summary['between']} at "
+                     f"t = {summary['at_s']:.2f} s; {100 * kept:.1f} cm kept there, {100 * summary['margin_m']:.1f} "
+                     f"cm elsewhere; {summary['checked_pairs']} pairs of links and obstacles checked at 1 kHz)")
+    elif not summary.get("checked_pairs"):
+        lines.append("clearance: nothing to check (no collision geometry)")
+    if summary.get("not_checked"):
+        lines.append("not checked for collision: " + ", ".join(summary["not_checked"]))
+    if summary.get("smaller_margins"):
+        lines.append("keeping half the most they are apart: " + "; ".join(summary["smaller_margins"]))
+    if summary.get("pairs_not_checked"):
+        lines.append("pairs of links not checked: " + "; ".join(summary["pairs_not_checked"]))
+    if summary.get("touching_at_start"):
+        lines.append("near the environment at the start pose: " + ", ".join(summary["touching_at_start"]))
+    if summary.get("rejected"):
+        lines.append(f"{len(summary['rejected'])} better result(s) rejected by the 1 kHz collision check")
+    return lines
 
 
 def _plain(value: object) -> object:
@@ -87,6 +117,8 @@ def save_trajectory(path: str | Path, trajectory: ExcitationTrajectory) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(trajectory.to_dict(), sort_keys=False, default_flow_style=None, width=120)
+    if "collision" in trajectory.info:
+        text = "".join(f"# {line}\n" for line in clearance_lines(trajectory.info["collision"])) + text
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
@@ -144,6 +176,8 @@ def _from_dict(content: object) -> ExcitationTrajectory:
     info = content.get("info") or {}
     if not isinstance(info, dict):
         raise TrajectoryError("info must be a mapping")
+    if "collision" in content:
+        info = {**info, "collision": content["collision"]}
     return ExcitationTrajectory(trajectory, limits, float(content.get("condition_number", np.nan)), info)
 
 

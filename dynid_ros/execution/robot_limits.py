@@ -9,8 +9,9 @@ robot's (:func:`effective_limits`), never widen them.
 :func:`check_motion` is the one check, used by ``excitation_node``, ``sim_node`` and ``dynid simulate``
 (and the demo): the motion exactly as it is sent, sampled on a 1 kHz grid, against the robot's limits,
 with the nominal inverse-dynamics torque (URDF inertials, damping, friction, armature) against the
-effort limits. :func:`checked_profile` builds the motion a trajectory file becomes (approach from the
-current pose, periods, hold) and checks it.
+effort limits, and the robot's collision geometry against itself and its workcell (the clearance it keeps,
+:mod:`dynid_ros.robot.collision`), like a joint limit. :func:`checked_profile` builds the motion a trajectory
+file becomes (approach from the current pose, periods, hold) and checks it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dynid_ros.errors import TrajectoryError
+from dynid_ros.errors import CollisionError, TrajectoryError
 from dynid_ros.excitation.fourier import FourierTrajectory
 from dynid_ros.excitation.limits import (
     CHECK_RATE_HZ,
@@ -35,6 +36,7 @@ from dynid_ros.execution.execution_profile import build_execution_profile
 
 if TYPE_CHECKING:
     from dynid_ros.execution.execution_profile import ExecutionProfile
+    from dynid_ros.robot.collision import CollisionModel
     from dynid_ros.robot.model import RobotModel
 
 @dataclass(frozen=True)
@@ -45,13 +47,15 @@ class RobotLimits:
         model: the nominal robot (all movable joints), for the inverse-dynamics torques;
         limits: position, velocity and acceleration limits in ``model.joints`` order;
         effort: (n,) effort limits times the effort margin, ``inf`` where the description gives none;
-        source: what the limits come from, for messages.
+        source: what the limits come from, for messages;
+        collision: the robot's collision geometry and workcell (None: no clearance checked).
     """
 
     model: RobotModel
     limits: ExcitationLimits
     effort: np.ndarray
     source: str
+    collision: CollisionModel | None = None
 
     @property
     def joints(self) -> tuple[str, ...]:
@@ -66,11 +70,13 @@ class RobotLimits:
         return np.array([self.joints.index(j) for j in joints], dtype=int)
 
 
-def robot_limits(model: RobotModel, config: dict | None = None, source: str | None = None) -> RobotLimits:
+def robot_limits(model: RobotModel, config: dict | None = None, source: str | None = None, *,
+                 collision: CollisionModel | None = None) -> RobotLimits:
     """The robot's limits from its description and the ``excitation:`` section of its config (or a whole config).
 
     Effort limits are those the description (or the config's ``effort:`` overrides) gives, times the
-    effort margin; joints without one are not effort-checked.
+    effort margin; joints without one are not effort-checked. ``collision``: the robot's collision model
+    (:func:`dynid_ros.robot.collision.collision_model`), checked with the limits.
     """
     config = dict(config or {})
     if isinstance(config.get("excitation"), dict):
@@ -80,7 +86,8 @@ def robot_limits(model: RobotModel, config: dict | None = None, source: str | No
     effort = effort_bounds(model, config)  # the optimizer's bound too
     name = source or str(getattr(model, "urdf_path", None) or getattr(model, "source", None) or "robot description")
     given = "the config's" if {"margins", "acceleration", "velocity", "position", "effort"} & set(config) else "default"
-    return RobotLimits(model, limits, effort, f"the robot ({name} with {given} margins and accelerations)")
+    return RobotLimits(model, limits, effort, f"the robot ({name} with {given} margins and accelerations)",
+                       collision)
 
 
 def effective_limits(robot: RobotLimits, joints: tuple[str, ...], file_limits: ExcitationLimits | None
@@ -117,10 +124,12 @@ def check_motion(robot: RobotLimits, joints: tuple[str, ...] | list[str], t: np.
         file_limits: a trajectory file's ``limits:``; checked after the robot's.
 
     Returns:
-        The margins of :func:`~dynid_ros.excitation.limits.check_sampled_limits` against the robot's limits.
+        The margins of :func:`~dynid_ros.excitation.limits.check_sampled_limits` against the robot's limits (and
+        ``clearance_m``, ``clearance_between``: the smallest clearance, when the robot has a collision model).
 
     Raises:
-        TrajectoryError: one line naming the joint, the quantity, the time, the value and whose limits.
+        TrajectoryError: one line naming the joint, the quantity, the time, the value and whose limits;
+            CollisionError: one line naming the pair of links (or link and obstacle), the time and the depth.
     """
     joints = tuple(joints)
     k = robot.indices(joints)
@@ -133,7 +142,26 @@ def check_motion(robot: RobotLimits, joints: tuple[str, ...] | list[str], t: np.
         margins["effort"] = _check_effort(robot, k, t, q, dq, ddq, held)
     if file_limits is not None:
         check_sampled_limits(joints, t, q, dq, ddq, file_limits, source="the trajectory file")
+    if robot.collision is not None:
+        full_q, full_dq, _ = _whole_robot(robot, k, q, dq, ddq, held)
+        clearance = robot.collision.check(t, full_q, full_dq)
+        if clearance is not None:
+            margins["clearance_m"] = clearance.distance
+            margins["clearance_between"] = clearance.row.name
     return margins
+
+
+def _whole_robot(robot: RobotLimits, k: np.ndarray, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                 held: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, velocities, accelerations of every robot joint: columns ``k`` moving, the rest held at ``held``
+    (None: the middle of their range)."""
+    n, own = len(robot.joints), robot.limits
+    if held is None:
+        held = np.where(np.isfinite(own.position).all(axis=1), own.position.mean(axis=1), 0.0)
+    full_q = np.tile(np.asarray(held, dtype=float).reshape(1, n), (len(q), 1))
+    full_dq, full_ddq = np.zeros_like(full_q), np.zeros_like(full_q)
+    full_q[:, k], full_dq[:, k], full_ddq[:, k] = q, dq, ddq
+    return full_q, full_dq, full_ddq
 
 
 def _check_effort(robot: RobotLimits, k: np.ndarray, t: np.ndarray, q: np.ndarray, dq: np.ndarray,
@@ -141,12 +169,7 @@ def _check_effort(robot: RobotLimits, k: np.ndarray, t: np.ndarray, q: np.ndarra
     """Nominal inverse-dynamics torque of the whole robot (columns ``k`` moving, the rest held) against the
     effort limits where given; returns the smallest margin (fraction of the limit)."""
 
-    n, own = len(robot.joints), robot.limits
-    if held is None:
-        held = np.where(np.isfinite(own.position).all(axis=1), own.position.mean(axis=1), 0.0)
-    full_q = np.tile(np.asarray(held, dtype=float).reshape(1, n), (len(t), 1))
-    full_dq, full_ddq = np.zeros_like(full_q), np.zeros_like(full_q)
-    full_q[:, k], full_dq[:, k], full_ddq[:, k] = q, dq, ddq
+    full_q, full_dq, full_ddq = _whole_robot(robot, k, q, dq, ddq, held)
     tau = nominal_torques(robot.model, full_q, full_dq, full_ddq)
     bound = robot.effort
     raise_on_violation(robot.joints, t, tau, np.abs(tau) > bound * (1 + 1e-9), "nominal torque", -bound, bound,
@@ -184,12 +207,26 @@ def checked_profile(excitation: object, robot: RobotLimits, q_start: np.ndarray,
                                   f"[{lower[j]:.4f}, {upper[j]:.4f}] (margins included): move it inside first")
         q_start = design_start
     profile = build_execution_profile(trajectory, q_start, cycles, limits)
-    check_motion(robot, joints, *profile.sample_at_rate(rate_hz), held=held, file_limits=excitation.limits)
+    try:
+        check_motion(robot, joints, *profile.sample_at_rate(rate_hz), held=held, file_limits=excitation.limits)
+    except CollisionError as err:
+        where = f" ({phase(profile, err.time_s)})" if err.time_s is not None else ""
+        raise CollisionError(f"{err}{where}", err.time_s) from err
     if not turns.any():
         return profile
     turned = FourierTrajectory(trajectory.joints, trajectory.wf, trajectory.q0 + turns, trajectory.a, trajectory.b)
     return build_execution_profile(turned, q_start + turns, cycles, ExcitationLimits(
         limits.position + turns[:, None], limits.velocity, limits.acceleration, limits.effort))
+
+
+def phase(profile: ExecutionProfile, t: float) -> str:
+    """Which part of the profile ``t`` is in, for messages."""
+    if t < profile.t_excitation_start:
+        return "the approach from the current pose"
+    if t < profile.t_excitation_end:
+        period = int((t - profile.t_excitation_start) // profile.trajectory.period) + 1
+        return f"period {period} of {profile.cycles} of the excitation"
+    return "the hold at the end"
 
 
 def continuous_turns(robot: RobotLimits, joints: tuple[str, ...], limits: ExcitationLimits,

@@ -38,11 +38,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dynid_ros.data.output_paths import BATCH, RESULT, check_output, mark
-from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.errors import ConfigError, DynidError, MissingDependencyError
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.robot.parameters import FRICTION_SYMBOLS
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 
+FLEET_EXTRA = "dynid_ros[fleet]"
+"""The pip extra that installs Dask distributed (``setup.py`` ``extras_require``)."""
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
 SUMMARY_FRICTION = tuple(FRICTION_SYMBOLS.values())
@@ -119,10 +121,21 @@ def plan_batch(bags: Sequence[str | Path], out: str | Path, urdf: str | Path, op
             for b, d in zip(bags, dirs)]
 
 
+def require_dask() -> None:
+    """MissingDependencyError, one line naming the extra to install, when Dask distributed is not importable: it is
+    an optional dependency (``pip install 'dynid_ros[fleet]'``), not installed by a plain ``pip install .``."""
+    try:
+        import dask.distributed  # noqa: F401 - only checked here; run_batch imports what it uses
+    except ImportError as err:
+        raise MissingDependencyError(f"dynid batch runs on Dask distributed, which is not installed ({err}): "
+                                     f"pip install '{FLEET_EXTRA}'") from err
+
+
 def run_batch(jobs: list[BagJob], workers: int | None = None, address: str | None = None,
               on_done: Callable[[dict], None] | None = None) -> list[dict]:
     """Run ``jobs`` on a Dask cluster: a new local one with ``workers`` single-threaded worker processes, or the
     running one at ``address``; records in the order of ``jobs``. ``on_done`` is called as each bag finishes."""
+    require_dask()
     from dask.distributed import Client, LocalCluster, as_completed  # heavy optional dependency (extra 'fleet')
 
     if address:

@@ -35,7 +35,13 @@ from collections.abc import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dynid_ros.data.bandwidth import BANDWIDTH_ENERGY, BANDWIDTH_WINDOW_S, DECIMATION_FACTOR, velocity_bandwidth
+from dynid_ros.data.bandwidth import (
+    BANDWIDTH_ENERGY,
+    BANDWIDTH_WINDOW_S,
+    DECIMATION_FACTOR,
+    position_bandwidth,
+    velocity_bandwidth,
+)
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import CutoffChooser, ProcessedData, ProcessingOptions, leading_samples, process
 from dynid_ros.dynamics.base_parameters import BaseParameters
@@ -128,9 +134,10 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
     series = series.window(None, t[stop - 1] - t[0]) if stop < t.size else series
     t = np.asarray(series.t, dtype=float)
     rate = rate_hz or options.rate_hz or 1.0 / float(np.median(np.diff(t)))
-    velocity = series.velocity if series.velocity is not None and options.velocity_source == "measured" \
-        else np.gradient(series.position, t, axis=0)
-    bandwidth = motion_bandwidth(t, velocity)
+    if series.velocity is None or options.velocity_source == "differentiate":  # the motion seen by the filter
+        bandwidth = position_bandwidth(t, series.position, options.order, rate, window_s=np.inf)
+    else:
+        bandwidth = motion_bandwidth(t, series.velocity)
     candidates = [bandwidth * m for m in MULTIPLES if bandwidth * m < NYQUIST_SHARE * rate]
     if not candidates:
         raise DataError(f"the motion's bandwidth {bandwidth:.3g} Hz is too close to half the sample rate "

@@ -12,6 +12,7 @@ from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.robot.model import RobotModel
 from dynid_ros.robot.parameters import ParameterLayout
+from dynid_ros.robot.urdf_writer import attached_links, attached_parameters
 
 
 @dataclass
@@ -54,6 +55,12 @@ class IdentificationResult:
     without a trajectory (M(q) and g(q))."""
     recording_start_s: float | None = None
     """The recording's first stamp [s since the epoch] (the time origin of ``--start`` and ``--end``), when known."""
+    notes: list[str] = field(default_factory=list)
+    """What the user may like to know (``note:`` lines; ``report.json`` ``notes``), e.g. how the velocities were
+    obtained when the recording has none."""
+    solver_polish: dict | None = None
+    """What was moved onto the feasible set when the solver's answer missed a constraint within its tolerance
+    (:mod:`dynid_ros.dynamics.polish`; ``solver``, ``violation``, ``allowance``, ``moved``, ``message``), or None."""
     data_weight: dict | None = None
     """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
     ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for
@@ -67,5 +74,23 @@ class IdentificationResult:
     not compared."""
 
     def link_masses(self) -> dict[str, float]:
-        """Identified mass of each link [kg] (what the parameter vector holds, attached parts excluded)."""
+        """Identified mass of each body [kg]: what the parameter vector holds, the link with the parts rigidly
+        attached to it (:meth:`link_bodies`)."""
         return {link: float(self.delta[self.layout.link_slice(k)][0]) for k, link in enumerate(self.layout.links)}
+
+    def link_bodies(self) -> dict[str, dict]:
+        """Per identified link, what its mass is made of: ``mass`` (the body the parameter vector holds, as
+        :meth:`link_masses`), ``link_alone_mass`` (without the attached parts and a detected load: what the
+        link-realism table compares; ``identified.urdf`` writes it, plus the load, to the link's ``<inertial>``),
+        ``attached_mass`` (their nominal mass), ``carries`` (the attached URDF links) and ``load_mass`` (a load
+        the URDF lacks, detected on it; 0 without)."""
+        attached = attached_parameters(self.model, self.layout)
+        load = self.unmodelled_load or {}
+        out = {}
+        for k, link in enumerate(self.layout.links):
+            body = float(self.delta[self.layout.link_slice(k)][0])
+            parts = float(attached[self.layout.link_slice(k)][0])
+            load_mass = float(load["mass"]) if load.get("link") == link else 0.0
+            out[link] = {"mass": body, "link_alone_mass": body - parts - load_mass, "attached_mass": parts,
+                         "carries": attached_links(self.model, link), "load_mass": load_mass}
+        return out

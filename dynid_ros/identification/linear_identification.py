@@ -250,6 +250,9 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
     result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
     result.excitation = excitation_quality(model, w_b, data.q, data.dq)
+    grazed = estimate.polish is None or estimate.polish["margin_only"]  # a hair under the safety margin: report.json
+    result.notes = list(data.notes) + ([] if grazed else [estimate.polish["message"]])
+    result.solver_polish = estimate.polish
     result.prior_std = fitted.prior.std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
     result.data_weight = None if weighting is None else weighting.inflation.to_dict(model.joints)

@@ -2,9 +2,10 @@
 
 Sections: the fit per joint (measured vs predicted torque, residual; relative error, R^2,
 residual autocorrelation time, a flag for a structured residual, :mod:`dynid_ros.estimation.residual_structure`);
-the parameters (value, standard deviation, prior, identified or kept at the prior, in words); link realism
-(mass and CoM vs nominal, highlighted outside :data:`dynid_ros.estimation.prior.MASS_RATIO_RANGE`); excitation
-quality (condition number of the base regressor, plain and column-scaled, per-joint range and speed covered);
+the parameters (value, standard deviation, prior, identified or kept at the prior, in words); the link masses (the
+body the parameters hold and the link alone, what each link carries); link realism (mass and CoM vs nominal,
+highlighted outside :data:`dynid_ros.estimation.prior.MASS_RATIO_RANGE`); excitation quality
+(condition number of the base regressor, plain and column-scaled, per-joint range and speed covered);
 provenance (:mod:`dynid_ros.identification.provenance`).
 """
 
@@ -102,7 +103,7 @@ def build_document(result: IdentificationResult, provenance: dict, figure_dir: P
     doc.paragraph(filter_summary(result.processing or {}))
     if result.least_squares is not None:
         doc.paragraph(LeastSquaresComparison.from_dict(result.least_squares).summary())
-    for warning in result.warnings:
+    for warning in [*result.notes, *result.warnings]:
         doc.paragraph(warning, note=True)
     load = result.unmodelled_load
     if load is not None:
@@ -169,7 +170,8 @@ def structure_figure(doc: Document, fit: FitSeries, units: list[tuple[str, str, 
 def links_section(doc: Document, result: IdentificationResult, figure_dir: Path) -> None:
     """Mass and CoM vs nominal per link; rows outside the realistic mass range highlighted."""
     layout = result.layout
-    doc.heading("Link realism (identified vs nominal)")
+    masses_section(doc, result)
+    doc.heading("Link realism (the link alone, identified vs nominal)")
     rows, highlight = [], set()
     for k, r in enumerate(result.realism):
         _, com, _ = inertia_about_com(result.delta[layout.link_slice(k)])
@@ -222,6 +224,23 @@ def hyperparameters_section(doc: Document, result: IdentificationResult) -> None
                   {i for i, c in enumerate(scores) if np.isclose(float(c), float(choice["cutoff_hz"]), rtol=1e-3)})
 
 
+def masses_section(doc: Document, result: IdentificationResult) -> None:
+    """Which mass is which: the body the parameters hold (the link with its attached parts and a detected load)
+    and the link alone (the realism table's), per link (``report.json`` ``link_bodies``, ``mass_definitions``)."""
+    bodies = result.link_bodies()
+    doc.heading("Link masses")
+    carrying = [link for link, b in bodies.items() if b["carries"] or b["load_mass"]]
+    doc.paragraph("Each link has two masses: the body (the link with the parts rigidly attached to it and a detected "
+                  "load), which the parameter table, parameters.yaml and report.json link_masses hold; and the link "
+                  "alone, which the realism table compares with the URDF's link and identified.urdf writes to its "
+                  "<inertial> (with a detected load). "
+                  + (f"They differ on {', '.join(carrying)}." if carrying else "They are equal on every link here."))
+    doc.table(["link", "body mass [kg]", "carries", "attached mass (nominal) [kg]", "detected load [kg]",
+               "link alone [kg]"],
+              [[link, b["mass"], ", ".join(b["carries"]) or "–", b["attached_mass"], b["load_mass"],
+                b["link_alone_mass"]] for link, b in bodies.items()])
+
+
 def _vector(v: np.ndarray) -> str:
     return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
 
@@ -235,8 +254,9 @@ def parameters_section(doc: Document, result: IdentificationResult) -> None:
     std = result.delta_std if result.delta_std is not None else [None] * n
     prior_std = result.prior_std if result.prior_std is not None and result.prior_std.size == n else [None] * n
     doc.heading("Parameters")
-    doc.paragraph("Link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the joint frame (kg, kg m, "
-                  "kg m²); joint terms fv, fc, fo, Ia. 'std' is the posterior standard deviation (– without one).")
+    doc.paragraph("Link parameters [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] of each body (the link with its "
+                  "attached parts: Link masses) about the joint frame (kg, kg m, kg m²); joint terms fv, fc, fo, "
+                  "Ia. 'std' is the posterior standard deviation (– without one).")
     rows = [[name, float(result.delta[i]), _float(std[i]), float(result.nominal[i]), _float(prior_std[i]), status[i]]
             for i, name in enumerate(names)]
     doc.table(["parameter", "value", "std", "prior", "prior std", "from"], rows,
@@ -301,13 +321,20 @@ def provenance_section(doc: Document, provenance: dict) -> None:
     doc.table(["item", "value"], rows)
 
 
-def write_identification_report(result: IdentificationResult, provenance: dict, directory: Path) -> dict:
-    """Write ``report.html``, ``report.md`` and its PNGs into ``directory``; returns the ``report.json`` keys
-    ``joint_diagnostics`` (None without a torque fit) and ``excitation``."""
+def report_keys(result: IdentificationResult) -> dict:
+    """The ``report.json`` keys the readable report shows too: ``joint_diagnostics`` (None without a torque fit)
+    and ``excitation`` (the result's own)."""
+    return {"joint_diagnostics": [d.to_dict() for d in diagnostics(result.fit)] if result.fit is not None else None,
+            "excitation": result.excitation}
+
+
+def write_identification_report(result: IdentificationResult, provenance: dict, directory: Path,
+                                quality: dict | None = None) -> list[Path]:
+    """Write ``report.html``, ``report.md`` and its PNGs into ``directory`` (``quality``: default the result's
+    ``excitation``); returns the files written (each written whole, or the error raised)."""
     directory = Path(directory)
-    quality = result.excitation
-    doc, found = build_document(result, provenance, directory, quality)
+    before = set(directory.iterdir())
+    doc, _ = build_document(result, provenance, directory, quality)
     (directory / HTML_FILE).write_text(doc.html(), encoding="utf-8")
     (directory / MARKDOWN_FILE).write_text(doc.markdown(directory), encoding="utf-8")
-    return {"joint_diagnostics": [d.to_dict() for d in found] if result.fit is not None else None,
-            "excitation": quality}
+    return sorted(set(directory.iterdir()) - before)

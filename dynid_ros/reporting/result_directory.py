@@ -17,7 +17,9 @@ cable the URDF cannot hold: ``basis``, ``order``, ``center``, ``half_range``, ``
 ``amplitude``, ``cross_validation``; null when none is modelled;
 :mod:`dynid_ros.identification.position_torque_selection`; ``parameters.yaml`` holds it too, and ``dynid validate``
 applies it), ``provenance``, ``report_html`` / ``report_markdown`` (absolute paths of the
-readable report), and more.
+readable report; null when it was not written), ``omitted_outputs`` (the optional outputs that could not be written:
+``output``, ``reason``), ``sanity_check`` (:mod:`dynid_ros.reporting.result_check`), ``solver_polish``
+(:mod:`dynid_ros.dynamics.polish`), ``notes``, and more.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import yaml
@@ -35,11 +39,16 @@ import yaml
 from dynid_ros import __version__
 from dynid_ros.data.output_paths import RESULT, check_output, mark
 from dynid_ros.dynamics.feasibility import min_eigenvalues
-from dynid_ros.errors import DataError, EstimationError
+from dynid_ros.errors import DataError, DynidError, EstimationError
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.provenance import provenance as make_provenance
-from dynid_ros.reporting.identification_report import HTML_FILE, MARKDOWN_FILE, write_identification_report
+from dynid_ros.reporting.identification_report import (
+    HTML_FILE,
+    MARKDOWN_FILE,
+    report_keys,
+    write_identification_report,
+)
 from dynid_ros.robot.coupling import coupling_dict
 from dynid_ros.robot.mjcf_writer import identified_mjcf, urdf_omits
 from dynid_ros.robot.model import load_model, nominal_parameters
@@ -79,6 +88,17 @@ def atomic_directory(out: Path, fill: Callable[[Path], None], kind: str = RESULT
         raise
 
 
+MASS_DEFINITIONS = {
+    "link_masses": "each identified body: the link with the parts rigidly attached to it (link_bodies carries, "
+                   "e.g. a hand and its fingers on the last link) and a detected load; as parameters.yaml "
+                   "links.<link>.mass and the report's parameter table",
+    "link_realism": "the link alone, without attached parts or a detected load (link_bodies link_alone_mass), "
+                    "compared with the URDF's own link; identified.urdf writes it to the link's <inertial>, plus a "
+                    "detected load",
+}
+"""What each mass of ``report.json`` is (the report says the same)."""
+
+
 def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict:
     """The ``report.json`` content of an identification (``extra``: more keys, e.g. the readable report's)."""
     masses = [float(result.delta[result.layout.link_slice(k)][0]) for k in range(len(result.layout.links))]
@@ -92,11 +112,14 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "consistency": result.options.consistency,
         "solver": result.options.solver,
         "solver_status": result.solver_status,
+        "solver_polish": result.solver_polish,
         "timings_s": result.timings_s,
         "n_samples": result.n_samples,
         "joints": list(result.layout.joints),
         "link_masses": dict(zip(result.layout.links, masses)),
         "total_mass": float(sum(masses)),
+        "mass_definitions": MASS_DEFINITIONS,
+        "link_bodies": result.link_bodies(),
         "window": {"start": result.options.start, "end": result.options.end},
         "not_identified": result.not_identified,
         "link_realism": result.realism,
@@ -107,6 +130,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "hyperparameters": result.hyperparameters,
         "least_squares": result.least_squares,
         "warnings": result.warnings,
+        "notes": result.notes,
         "urdf_omits": _with_position_torque(urdf_omits(result.layout, result.delta, result.friction_sigmoid),
                                             result.position_torque),
         "segments": result.processing.get("segments", []),
@@ -188,19 +212,75 @@ def _finite(value: float) -> float | None:
     return value if np.isfinite(value) else None
 
 
+Check = Callable[[IdentificationResult, Path], "ResultCheckLike"]
+"""A result's check of itself on its files as written (:func:`dynid_ros.reporting.result_check.check_result`)."""
+
+
+class ResultCheckLike(Protocol):
+    """What a :data:`Check` returns: ``to_dict()`` for ``report.json`` ``sanity_check``, ``raise_if_failed()``."""
+
+    def to_dict(self) -> dict: ...
+
+    def raise_if_failed(self) -> None: ...
+
+
+@dataclass
+class OmittedOutput:
+    """An optional output that could not be written, and why (one line)."""
+
+    output: str
+    reason: str
+
+    def message(self) -> str:
+        return f"{self.output} not written: {self.reason}"
+
+
+class OptionalOutputs:
+    """The optional outputs of a result directory (``identified.xml``, the readable report): each written whole or
+    not at all, a failure recorded instead of raised, so that it never costs the main result."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.omitted: list[OmittedOutput] = []
+
+    def write(self, output: str, write: Callable[[], object]) -> None:
+        before = set(self.directory.iterdir())
+        try:
+            write()
+        except Exception as err:  # noqa: BLE001 - any failure of an extra (MuJoCo, matplotlib, a disk) is reported
+            for leftover in set(self.directory.iterdir()) - before:
+                if leftover.is_dir():
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    leftover.unlink(missing_ok=True)
+            self.omitted.append(OmittedOutput(output, one_line(err)))
+
+
+def one_line(err: BaseException) -> str:
+    """An error as one line: its message's first line, the type when the message says little."""
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return text if isinstance(err, DynidError) and text else f"{type(err).__name__}: {text or 'no message'}"
+
+
 def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str | Path | None] = (),
-                 provenance: dict | None = None) -> list[str]:
-    """Write ``identified.urdf`` and ``identified.xml`` (when the robot came from a URDF), ``parameters.yaml``,
-    ``report.json``, ``report.html`` and ``report.md`` (with its PNGs) into ``out``, atomically; ``out`` must be
-    new or an earlier result, clear of ``inputs`` (the bag, the URDF). ``provenance``: from
-    :func:`dynid_ros.identification.provenance.provenance` (default: the options, the URDF and the command line,
-    without input hashes). Returns warnings."""
+                 provenance: dict | None = None, *, check: Check | None = None) -> list[str]:
+    """Write the result directory ``out``, atomically; ``out`` must be new or an earlier result, clear of ``inputs``
+    (the bag, the URDF). ``provenance``: from :func:`dynid_ros.identification.provenance.provenance` (default: the
+    options, the URDF and the command line, without input hashes). Returns warnings.
+
+    The main result -- ``identified.urdf`` (when the robot came from a URDF; read back and checked),
+    ``parameters.yaml``, ``report.json`` -- is written or the call fails; the extras -- ``identified.xml``, the
+    readable report (``report.html``, ``report.md`` and its PNGs) -- are written when they can be: one that fails
+    is left out whole, named with its reason in ``report.json`` ``omitted_outputs`` and in a warning. ``check``
+    (:func:`dynid_ros.reporting.result_check.check_result`) runs on the files as written, its record goes into
+    ``report.json`` ``sanity_check``, and a failed check is an error: nothing is written."""
     warnings: list[str] = []
     if provenance is None:
         provenance = make_provenance(result.options, {"urdf": result.model.urdf_path}, result.model.urdf_xml)
     final = Path(out).expanduser().resolve()
 
     def fill(tmp: Path) -> None:
+        extras = OptionalOutputs(tmp)
         if result.model.urdf_xml is not None:
             warnings.extend(write_identified_urdf(result.model, result.layout, result.delta, tmp / URDF_FILE))
             if result.feasible:
@@ -209,13 +289,21 @@ def write_result(result: IdentificationResult, out: Path, inputs: Iterable[str |
                 warnings.append(f"no {MJCF_FILE}: the robot is identified in motor coordinates (coupling:), which "
                                 "the MJCF writer does not express; parameters.yaml holds the coupling")
             else:
-                (tmp / MJCF_FILE).write_text(identified_mjcf(result.model, (tmp / URDF_FILE).read_text(),
-                                                             result.layout, result.delta))
-        result.warnings.extend(warnings)
+                extras.write(MJCF_FILE, lambda: (tmp / MJCF_FILE).write_text(identified_mjcf(
+                    result.model, (tmp / URDF_FILE).read_text(), result.layout, result.delta)))
         (tmp / PARAMETERS_FILE).write_text(yaml.safe_dump(parameters_dict(result), sort_keys=False))
-        extra = write_identification_report(result, provenance, tmp)
-        extra.update(provenance=provenance, report_html=str(final / HTML_FILE),
-                     report_markdown=str(final / MARKDOWN_FILE))
+        extra = report_keys(result)
+        extras.write(HTML_FILE, lambda: write_identification_report(result, provenance, tmp, extra["excitation"]))
+        sanity = None if check is None else check(result, tmp)
+        warnings.extend(o.message() for o in extras.omitted)
+        result.warnings.extend(w for w in warnings if w not in result.warnings)
+        readable = not any(o.output == HTML_FILE for o in extras.omitted)
+        extra.update(provenance=provenance, report_html=str(final / HTML_FILE) if readable else None,
+                     report_markdown=str(final / MARKDOWN_FILE) if readable else None,
+                     omitted_outputs=[asdict(o) for o in extras.omitted],
+                     sanity_check=None if sanity is None else sanity.to_dict())
+        if sanity is not None:
+            sanity.raise_if_failed()
         (tmp / REPORT_FILE).write_text(json.dumps(report_dict(result, extra), indent=2) + "\n")
 
     atomic_directory(out, fill, RESULT, inputs)

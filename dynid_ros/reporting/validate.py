@@ -113,6 +113,15 @@ def validate_bag(result_dir: Path, bag: str | Path, topic: str, start: float | N
     return evaluate_parameters(model, layout, delta, data, timer, sigmoid, position_terms(parameters, model))
 
 
+def validate_processed(result_dir: Path, data: ProcessedData) -> ValidationResult:
+    """:func:`validate` on motion already processed as the result's own processing does (e.g. the identification's
+    own window, :mod:`dynid_ros.reporting.result_check`): the result's files read back, the torques predicted."""
+    parameters = load_parameters(result_dir)
+    model = load_result_model(result_dir, parameters)
+    _, layout, delta, sigmoid = _identified(result_dir, parameters, model, None, None)
+    return evaluate_parameters(model, layout, delta, data, sigmoid=sigmoid, position=position_terms(parameters, model))
+
+
 def _identified(result_dir: Path, parameters: dict, model: RobotModel, start: float | None, end: float | None
                 ) -> tuple[IdentificationOptions, ParameterLayout, np.ndarray, np.ndarray | None]:
     """The options (window, layout, effort scale), layout, parameter vector and sigmoid friction of a result."""

@@ -4,13 +4,16 @@
   units, frames); everything else points here;
 - :mod:`.model`: :class:`~.model.RobotModel` from a URDF, xacro or DH table, reduced to the identified joints,
   mimic joints followed;
-- :mod:`.urdf_source`: URDF/xacro text as published (meshes, ``package://`` URIs, grippers);
+- :mod:`.urdf_source`: URDF/xacro text as published (xacro arguments and packages, meshes, ``package://`` URIs);
+- :mod:`.urdf_document`: the one URDF reader: checked and cleaned the way urdfdom reads it, for every consumer;
+- :mod:`.mujoco_spec`: the one conversion of a robot to MuJoCo (the simulator's and ``identified.xml``'s);
 - :mod:`.urdf_writer`: the identified URDF; :mod:`.mjcf_writer`: the identified MJCF (``identified.xml``);
 - :mod:`.coupling`: motor-to-joint couplings (recordings in motor coordinates); :mod:`.frames`: robots
   described by DH frames in their config (closed chains, springs, counterweights; Wang et al. 2019);
 - :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``); :mod:`.robot_defaults`: the sections a config
   would hold, derived from a URDF, for a robot without one;
-- :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``).
+- :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``);
+- :mod:`.collision`: the robot's collision geometry (pinocchio + coal) and its workcell, the clearance of a motion.
 
 Imports only :mod:`dynid_ros.errors`.
 """

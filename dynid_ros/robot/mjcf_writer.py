@@ -3,8 +3,10 @@
 URDF cannot hold every identified term (``urdf_omits``): a joint's ``<dynamics>`` has ``damping`` (viscous
 ``fv``) and ``friction`` (Coulomb ``fc``) but no rotor inertia (armature ``Ia``, Sousa & Cortesão 2014
 eq. 27), no torque offset (``fo``) and no sigmoid friction (Gaz et al. 2019 eq. 25). MJCF holds the armature
-too: the model is the identified URDF compiled by MuJoCo (inertials as written, no geometry, locked joints
-fixed where they were locked) with each identified joint's ``armature``, ``damping`` and ``frictionloss``.
+too: the model is the identified URDF converted as the simulator converts a URDF (:mod:`dynid_ros.robot.mujoco_spec`:
+one body per moving joint with the composite inertia of the links fixed to it, the fixed links as sites, no
+geometry, locked joints fixed where they were locked) with each identified joint's ``armature``, ``damping`` and
+``frictionloss``.
 Its inverse dynamics (``mj_inverse``) reproduces the identified joint torques but for the offset and the
 sigmoid (which stay in ``parameters.yaml``, named in ``report.json``'s ``urdf_omits``) and for MuJoCo's
 friction-loss constraint near zero velocity (made nearly hard: ``FRICTION_IMPEDANCE``).
@@ -15,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from dynid_ros.errors import ModelError
-from dynid_ros.robot.model import RobotModel
+from dynid_ros.robot.model import RobotModel, load_model
+from dynid_ros.robot.mujoco_spec import compile_spec, mujoco_spec
 from dynid_ros.robot.parameters import ParameterLayout
-from dynid_ros.robot.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
 
 MJCF_TERMS = {"Ia": "armature", "fv": "damping", "fc": "frictionloss"}
 """Identified joint term -> MJCF joint attribute."""
@@ -45,28 +47,25 @@ def urdf_omits(layout: ParameterLayout, delta: np.ndarray, sigmoid: np.ndarray |
 
 
 def identified_mjcf(model: RobotModel, urdf_text: str, layout: ParameterLayout, delta: np.ndarray) -> str:
-    """The MJCF text of the identified URDF ``urdf_text`` with every identified joint's ``armature``,
-    ``damping`` and ``frictionloss`` (module docstring)."""
-    import mujoco  # MuJoCo's URDF import and MjSpec
-
-    root = fix_joints(without_geometry(parse_urdf(urdf_text, "the identified URDF")), dict(model.locked_positions))
-    try:
-        spec = mujoco.MjSpec.from_string(to_text(root))
-        for j, joint in enumerate(layout.joints):
-            element = spec.joint(joint)
-            if element is None:
-                raise ModelError(f"joint {joint} is not in MuJoCo's model of the identified URDF")
-            for term, attribute in MJCF_TERMS.items():
-                value = float(delta[layout.joint_index(j, term)]) if term in layout.joint_terms else 0.0
-                value = max(value, 0.0)
-                if attribute == "damping":  # MuJoCo's damping polynomial: [linear, quadratic, cubic]
-                    element.damping = [value, 0.0, 0.0]
-                else:
-                    setattr(element, attribute, value)
-        for element in spec.joints:  # a nearly hard friction-loss constraint: -fc sign(q') once the joint slides
-            element.solref_friction = [2.0 * spec.option.timestep, 1.0]
-            element.solimp_friction = list(FRICTION_IMPEDANCE)
-        spec.compile()
-        return spec.to_xml()
-    except ValueError as err:
-        raise ModelError(f"MuJoCo cannot compile the identified URDF: {str(err).strip().splitlines()[-1]}") from err
+    """The MJCF text of the identified URDF ``urdf_text`` (of ``model``'s robot) with every identified joint's
+    ``armature``, ``damping`` and ``frictionloss`` (module docstring); ModelError with MuJoCo's reason when MuJoCo
+    refuses the identified robot (e.g. an inertia that is not physical, from an unconstrained estimate)."""
+    identified = load_model(urdf_text=urdf_text, urdf="the identified URDF", joints=list(model.joints),
+                            locked_at=dict(model.locked_positions), quiet=True)
+    spec = mujoco_spec(identified)
+    for j, joint in enumerate(layout.joints):
+        element = spec.joint(joint)
+        if element is None:
+            raise ModelError(f"joint {joint} is not in MuJoCo's model of the identified URDF")
+        for term, attribute in MJCF_TERMS.items():
+            value = float(delta[layout.joint_index(j, term)]) if term in layout.joint_terms else 0.0
+            value = max(value, 0.0)
+            if attribute == "damping":  # MuJoCo's damping polynomial: [linear, quadratic, cubic]
+                element.damping = [value, 0.0, 0.0]
+            else:
+                setattr(element, attribute, value)
+    for element in spec.joints:  # a nearly hard friction-loss constraint: -fc sign(q') once the joint slides
+        element.solref_friction = [2.0 * spec.option.timestep, 1.0]
+        element.solimp_friction = list(FRICTION_IMPEDANCE)
+    compile_spec(spec, "MuJoCo cannot compile the identified URDF")
+    return spec.to_xml()

@@ -38,7 +38,8 @@ import numpy as np
 
 from dynid_ros.errors import ConfigError, ModelError
 from dynid_ros.robot.parameters import ParameterLayout, parse_friction
-from dynid_ros.robot.urdf_source import Mimic, mimic_joints, parse_urdf, read_urdf_text
+from dynid_ros.robot.urdf_document import Mimic, read_urdf
+from dynid_ros.robot.urdf_source import read_urdf_text
 
 try:  # pinocchio is the one hard dependency of the core; fail with a readable line
     import pinocchio as pin
@@ -190,14 +191,21 @@ def rnea_derivatives(model: RobotModel, pm: pin.Model, data: pin.Data, q: np.nda
     """
     if model.coupling is None:
         pin.computeRNEADerivatives(pm, data, model.configuration(q), dq, ddq)
-        m = np.array(data.M)
-        return np.array(data.dtau_dq), np.array(data.dtau_dv), np.triu(m) + np.triu(m, 1).T
+        return np.array(data.dtau_dq), np.array(data.dtau_dv), _symmetric(data.M)
     qb, dqb, ddqb = model.body_motion(q, dq, ddq)
     config = _configuration(pm, tuple(range(1, pm.njoints)), qb) if pm.nq != pm.nv else qb
     pin.computeRNEADerivatives(pm, data, config, dqb, ddqb)
     c = model.coupling
-    m = np.array(data.M)
-    return c.T @ data.dtau_dq @ c, c.T @ data.dtau_dv @ c, c.T @ (np.triu(m) + np.triu(m, 1).T) @ c
+    return c.T @ data.dtau_dq @ c, c.T @ data.dtau_dv @ c, c.T @ _symmetric(data.M) @ c
+
+
+def _symmetric(upper: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose upper triangle pinocchio filled (its ``data.M``); ``numpy.triu`` builds a mask
+    per call, which made it most of the cost of the excitation optimizer's gradient."""
+    m = np.array(upper)
+    lower = np.tril_indices(m.shape[0], -1)
+    m[lower] = m.T[lower]
+    return m
 
 
 def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,
@@ -205,7 +213,8 @@ def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,
                available: list[str] | None = None,
                xacro_args: dict[str, str] | list[str] | None = None,
                urdf_text: str | None = None,
-               locked_at: dict[str, float] | Callable[[list[str]], dict[str, float]] | None = None) -> RobotModel:
+               locked_at: dict[str, float] | Callable[[list[str]], dict[str, float]] | None = None,
+               quiet: bool = False) -> RobotModel:
     """Load a robot from a URDF/xacro file, URDF text or a DH YAML file.
 
     Args:
@@ -221,6 +230,8 @@ def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,
         locked_at: ``{joint: position}`` where the data hold the joints that are locked (not identified), or a
             function of the locked joints' names that returns it (so the data are read only when some joint is
             locked); a locked joint not in it is locked at neutral (0), a locked mimic follower with its leader.
+        quiet: no warning naming the locked joints (a model of a file dynid_ros wrote, e.g. the truth or the
+            identified URDF, after the user's model announced them).
     """
     if (urdf is not None or urdf_text is not None) == (dh is not None):
         raise ConfigError("give exactly one robot description: --urdf or --dh")
@@ -229,17 +240,18 @@ def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,
         xml = read_urdf_text(path, xacro_args) if urdf_text is None else urdf_text
         if urdf_text is not None and "<robot" not in xml:
             raise ModelError(f"{path}: not a URDF (no <robot> element)")
+        document = read_urdf(xml, path)
         try:
-            full = pin.buildModelFromXML(xml)
+            full = pin.buildModelFromXML(document.dynamics_text())
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"{path}: invalid URDF: {str(err).strip().splitlines()[0]}") from err
-        model = _reduce(full, joints, available, path, xml, mimic_joints(parse_urdf(xml, path)), locked_at)
+        model = _reduce(full, joints, available, path, xml, document.mimic_joints(), locked_at, quiet)
         if urdf is None:
             model.urdf_path = None  # text, not a file
         return model
     path = Path(dh)
     full = build_dh_model(read_dh_table(path))
-    model = _reduce(full, joints, available, path, None, {}, locked_at)
+    model = _reduce(full, joints, available, path, None, {}, locked_at, quiet)
     model.source = path
     return model
 
@@ -352,7 +364,8 @@ def _unique_frame_names(full: pin.Model, locked: list[str]) -> pin.Model:
 
 def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, available: list[str] | None,
             path: Path, xml: str | None, mimic: dict[str, Mimic],
-            locked_at: dict[str, float] | Callable[[list[str]], dict[str, float]] | None = None) -> RobotModel:
+            locked_at: dict[str, float] | Callable[[list[str]], dict[str, float]] | None = None,
+            quiet: bool = False) -> RobotModel:
     movable = movable_joint_names(full)
     unsupported = [full.names[j] for j in range(1, full.njoints) if full.joints[j].nv not in (0, 1)]
     if unsupported:
@@ -365,12 +378,13 @@ def _reduce(full: pin.Model, joints: list[str] | tuple[str, ...] | None, availab
     if callable(locked_at):
         locked_at = locked_at(locked) if locked else None
     positions = _locked_positions(locked, followers, locked_at or {})
-    if locked:
+    if locked and not quiet:
         ends = any(j in end_effector or j in followers for j in locked)
         LOG.warning("joints not identified, locked at %s: %s (at %s)%s",
                     "the position in the data" if locked_at else "their neutral value", ", ".join(locked),
                     ", ".join(f"{positions[j]:.4g}" for j in locked),
                     " (end-effector and mimic joints are locked unless named in --joints)" if ends else "")
+    if locked:
         lock_ids = [full.getJointId(j) for j in locked]
         reduced = pin.buildReducedModel(_unique_frame_names(full, locked), lock_ids,
                                         _configuration_of(full, positions))

@@ -1,40 +1,35 @@
 """URDF text as published: read a file or an expanded ``.urdf.xacro`` (with arguments), resolve or drop meshes.
 
-A real robot description has ``<visual>``/``<collision>`` meshes named by ``package://``, ``file://`` or
-relative URIs, mimic joints and gripper joints. Dynamics need none of the meshes: pinocchio reads only
-kinematics and inertials, and :mod:`dynid_ros.sim.mujoco_model` compiles the URDF without its geometry
-(:func:`without_geometry`), so a mesh that cannot be found never stops a model from loading.
-Relative mesh URIs of a file are made absolute (:func:`resolve_relative_meshes`), so a URDF written
+Where a robot description comes from; :mod:`dynid_ros.robot.urdf_document` reads it (the one reader). A real
+description has ``<visual>``/``<collision>`` meshes named by ``package://``, ``file://`` or relative URIs, mimic
+joints and gripper joints. Dynamics need none of the meshes, so a mesh that cannot be found never stops a model from
+loading. Relative mesh URIs of a file are made absolute (:func:`resolve_relative_meshes`), so a URDF written
 elsewhere from its text (the identified URDF) still finds them.
+
+A ``.urdf.xacro`` names its packages by ``$(find pkg)``, which xacro looks up in the ament index only (a ROS
+install, ``AMENT_PREFIX_PATH``). Without one (a laptop with the vendor's description checked out, no ROS) the
+package is looked up as a ``package://`` mesh is (:func:`find_package`): ``ROS_PACKAGE_PATH``, then the folders
+around the file, so ``dynid info --urdf ur_description/urdf/ur.urdf.xacro --xacro-arg ur_type:=ur5e`` works in a
+checkout of the vendor's repository as it does in a ROS workspace.
 """
 
 from __future__ import annotations
 
-import math
 import os
+import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-
 from dynid_ros.errors import ConfigError, ModelError
+from dynid_ros.robot.urdf_document import parse_xml, to_text
 
 MESH_SCHEMES = ("package://", "file://", "model://", "http://", "https://")
 """URI schemes a mesh ``filename`` may carry; anything else is a path relative to the URDF file."""
 
-SIMULATION_FREE_ELEMENTS = ("gazebo", "transmission", "ros2_control")
-"""Top-level URDF extensions that describe other software, dropped for MuJoCo."""
-
-
-@dataclass(frozen=True)
-class Mimic:
-    """``<mimic joint= multiplier= offset=>`` of a joint: ``q = multiplier * q_leader + offset``."""
-
-    leader: str
-    multiplier: float = 1.0
-    offset: float = 0.0
+_XACRO_LOCK = threading.Lock()
+"""xacro's ``$(find)`` lookup is replaced for the time of one expansion (:func:`_packages_near`): one at a time."""
 
 
 def parse_xacro_args(items: Sequence[str] | None) -> dict[str, str]:
@@ -70,22 +65,54 @@ def _expand_xacro(path: Path, args: dict[str, str]) -> str:
         import xacro
     except ImportError as err:  # pragma: no cover - packaging problem
         raise ModelError(f"{path}: expanding a .xacro needs the xacro package (pip install xacro)") from err
+    missing: list[str] = []
     try:
-        return xacro.process_file(str(path), mappings=args).toxml()
+        with _packages_near(path, missing):
+            return xacro.process_file(str(path), mappings=args).toxml()
     except Exception as err:  # xacro raises many types, including SystemExit-free XacroException
-        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if missing:
+            raise ModelError(f"{path}: xacro failed: $(find {missing[0]}): package {missing[0]} not found (not in "
+                             "the ament index, ROS_PACKAGE_PATH or the folders around the file)") from err
+        lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+        message = lines[0] if lines else type(err).__name__
         raise ModelError(f"{path}: xacro failed: {message}") from err
 
 
-def parse_urdf(text: str, source: str | Path = "robot_description") -> ET.Element:
-    """The ``<robot>`` element of ``text``; ModelError naming ``source`` when it is not URDF XML."""
-    try:
-        root = ET.fromstring(text, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
-    except ET.ParseError as err:
-        raise ModelError(f"{source}: not valid XML: {err}") from err
-    if root.tag != "robot":
-        raise ModelError(f"{source}: not a URDF (root element <{root.tag}>, expected <robot>)")
-    return root
+@contextmanager
+def _packages_near(path: Path, missing: list[str]) -> Iterator[None]:
+    """While xacro expands ``path``: ``$(find pkg)`` falls back to :func:`find_package` where the ament index does
+    not know ``pkg``; the packages found nowhere are appended to ``missing``."""
+    from xacro import substitution_args
+
+    original = getattr(substitution_args, "_eval_find", None)
+    if original is None:  # another xacro: its own lookup only
+        yield
+        return
+
+    def find(package: str) -> str:
+        found = find_package(package, path.resolve().parent)
+        if found is None:
+            missing.append(package)
+            raise ModelError(f"package {package} not found")
+        return str(found)
+
+    with _XACRO_LOCK:
+        substitution_args._eval_find = find
+        substitution_args._eval_dict["find"] = find
+        try:
+            yield
+        finally:
+            substitution_args._eval_find = original
+            substitution_args._eval_dict["find"] = original
+
+
+def find_package(package: str, near: Path | None = None) -> Path | None:
+    """The folder of the ROS package ``package`` (its share directory in a ROS install): the ament index, then
+    ``ROS_PACKAGE_PATH``, then the folders around ``near`` (a folder of that name holding a ``package.xml``, as in a
+    checkout of the vendor's repository); None when it is nowhere."""
+    candidates = [root for root in _package_roots(package, near) if root.name == package and root.is_dir()]
+    marked = [root for root in candidates if (root / "package.xml").is_file()]
+    return (marked or candidates or [None])[0]
 
 
 def resolve_relative_meshes(text: str, directory: Path, source: str | Path = "robot_description") -> str:
@@ -94,7 +121,7 @@ def resolve_relative_meshes(text: str, directory: Path, source: str | Path = "ro
     ``package://``, ``file://`` and other URIs are kept: they do not depend on where the URDF is written.
     The text is returned unchanged when it has no relative mesh URI.
     """
-    root = parse_urdf(text, source)
+    root = parse_xml(text, source)
     changed = False
     for mesh in root.iter("mesh"):
         filename = mesh.get("filename", "")
@@ -140,101 +167,6 @@ def _package_roots(package: str, urdf_directory: Path | None) -> list[Path]:
         roots += [parent for parent in [urdf_directory, *urdf_directory.parents] if parent.name == package]
         roots += [parent / package for parent in [urdf_directory, *urdf_directory.parents]]
     return roots
-
-
-def mimic_joints(root: ET.Element) -> dict[str, Mimic]:
-    """``{follower: Mimic}`` of every non-fixed joint with a ``<mimic>`` element."""
-    out = {}
-    for joint in root.findall("joint"):
-        mimic = joint.find("mimic")
-        if mimic is None or joint.get("type") == "fixed":
-            continue
-        try:
-            out[joint.get("name", "")] = Mimic(mimic.get("joint", ""), float(mimic.get("multiplier", 1.0)),
-                                               float(mimic.get("offset", 0.0)))
-        except ValueError as err:
-            raise ModelError(f"joint {joint.get('name')}: <mimic> multiplier/offset is not a number") from err
-    return out
-
-
-def without_geometry(root: ET.Element) -> ET.Element:
-    """``root`` (changed in place) without ``<visual>``, ``<collision>`` and the top-level simulator extensions."""
-    for link in root.findall("link"):
-        for tag in ("visual", "collision"):
-            for element in link.findall(tag):
-                link.remove(element)
-    for tag in SIMULATION_FREE_ELEMENTS:
-        for element in root.findall(tag):
-            root.remove(element)
-    return root
-
-
-def fix_joints(root: ET.Element, positions: Mapping[str, float]) -> ET.Element:
-    """``root`` (changed in place) with each joint of ``positions`` made ``fixed`` at that position.
-
-    The joint's ``<origin>`` becomes ``origin * motion(axis, q)``; a ``<mimic>`` that refers to a fixed
-    joint is dropped from its follower (which must then be fixed too, or is independent).
-    """
-    import pinocchio as pin
-
-    fixed = set()
-    for joint in root.findall("joint"):
-        name = joint.get("name", "")
-        if name not in positions:
-            continue
-        placement = _origin(joint) * _motion(joint, float(positions[name]))
-        for tag in ("axis", "limit", "mimic", "dynamics", "safety_controller", "calibration"):
-            for element in joint.findall(tag):
-                joint.remove(element)
-        origin = joint.find("origin")
-        if origin is None:
-            origin = ET.SubElement(joint, "origin")
-        origin.set("xyz", " ".join(repr(float(v)) for v in placement.translation))
-        origin.set("rpy", " ".join(repr(float(v)) for v in pin.rpy.matrixToRpy(placement.rotation)))
-        joint.set("type", "fixed")
-        fixed.add(name)
-    for joint in root.findall("joint"):
-        mimic = joint.find("mimic")
-        if mimic is not None and mimic.get("joint") in fixed:
-            joint.remove(mimic)
-    return root
-
-
-def _origin(joint: ET.Element) -> object:
-    import pinocchio as pin
-
-    origin = joint.find("origin")
-    xyz = _floats(origin.get("xyz", "0 0 0") if origin is not None else "0 0 0", joint)
-    rpy = _floats(origin.get("rpy", "0 0 0") if origin is not None else "0 0 0", joint)
-    return pin.SE3(pin.rpy.rpyToMatrix(*rpy), np.array(xyz))
-
-
-def _motion(joint: ET.Element, q: float) -> object:
-    import pinocchio as pin
-
-    axis_element = joint.find("axis")
-    axis = np.array(_floats(axis_element.get("xyz", "1 0 0") if axis_element is not None else "1 0 0", joint))
-    axis = axis / max(np.linalg.norm(axis), 1e-300)
-    if q == 0.0 or joint.get("type") in ("fixed", "floating", "planar"):
-        return pin.SE3.Identity()
-    if joint.get("type") == "prismatic":
-        return pin.SE3(np.eye(3), q * axis)
-    return pin.SE3(pin.AngleAxis(q, axis).matrix(), np.zeros(3))
-
-
-def _floats(text: str, joint: ET.Element) -> list[float]:
-    try:
-        values = [float(v) for v in text.split()]
-    except ValueError as err:
-        raise ModelError(f"joint {joint.get('name')}: {text!r} is not three numbers") from err
-    if len(values) != 3 or not all(math.isfinite(v) for v in values):
-        raise ModelError(f"joint {joint.get('name')}: {text!r} is not three numbers")
-    return values
-
-
-def to_text(root: ET.Element) -> str:
-    """The URDF text of ``root``."""
-    return ET.tostring(root, encoding="unicode")
 
 
 def _to_text(root: ET.Element, original: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from dynid_ros.errors import ModelError
 from dynid_ros.robot.model import RobotModel
 from dynid_ros.robot.parameters import TRIANGLE_MARGIN, ParameterLayout, inertia_about_com
+from dynid_ros.robot.urdf_document import read_urdf
 
 LOG = logging.getLogger(__name__)
 
@@ -41,21 +43,21 @@ def link_inertial_parameters(model: RobotModel, layout: ParameterLayout, delta: 
     import pinocchio as pin
 
     pm = model.pin_model
-    root = ET.fromstring(model.urdf_xml) if model.urdf_xml else None
+    document = read_urdf(model.urdf_xml, model.urdf_path or "the URDF") if model.urdf_xml else None
     out: dict[str, np.ndarray] = {}
     merged: dict[str, list[str]] = {}
     for k, link in enumerate(layout.links):
         body = np.asarray(delta[layout.link_slice(k)], dtype=float)
         frame_id = model.link_frames.get(link)
-        if frame_id is None or root is None:
+        if frame_id is None or document is None:
             out[link] = body
             continue
         frame = pm.frames[frame_id]
-        own = frame.placement.act(urdf_link_inertia(root, link)).toDynamicParameters()
+        own = frame.placement.act(document.link_inertia(link)).toDynamicParameters()
         others = pm.inertias[k + 1].toDynamicParameters() - own
         in_joint = body - others
         attached = [f.name for i, f in enumerate(pm.frames) if i != frame_id and f.parentJoint == k + 1
-                    and f.type == pin.FrameType.BODY and root.find(f"link[@name='{f.name}']/inertial") is not None]
+                    and f.type == pin.FrameType.BODY and _has_inertial(document, f.name)]
         if attached and not _is_physical(in_joint):
             in_joint = body
             merged[link] = attached
@@ -74,23 +76,9 @@ def _is_physical(link_parameters: np.ndarray) -> bool:
     return bool(values[0] > 0 and values[0] + values[1] >= values[2])
 
 
-def urdf_link_inertia(root: ET.Element, link: str):
-    """The ``<inertial>`` of one URDF link as a ``pinocchio.Inertia`` in the link frame."""
-    import pinocchio as pin
-
-    element = root.find(f"link[@name='{link}']/inertial")
-    if element is None:
-        return pin.Inertia.Zero()
-    origin = element.find("origin")
-    xyz = np.array([float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()])
-    rpy = np.array([float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()])
-    mass = float(element.find("mass").get("value"))
-    i = element.find("inertia")
-    get = (lambda key: float(i.get(key, 0.0)))  # noqa: E731
-    inertia = np.array([[get("ixx"), get("ixy"), get("ixz")], [get("ixy"), get("iyy"), get("iyz")],
-                        [get("ixz"), get("iyz"), get("izz")]])
-    rot = pin.rpy.rpyToMatrix(*rpy)
-    return pin.Inertia(mass, xyz, rot @ inertia @ rot.T)
+def _has_inertial(document: object, link: str) -> bool:
+    element = document.link(link)
+    return element is not None and element.find("inertial") is not None
 
 
 def principal_with_margin(inertia_com: np.ndarray, margin: float = TRIANGLE_MARGIN) -> np.ndarray:
@@ -116,53 +104,78 @@ def write_identified_urdf(model: RobotModel, layout: ParameterLayout, delta: np.
     """Write the identified URDF to ``path``; returns warnings (e.g. adjusted inertias)."""
     if model.urdf_xml is None:
         raise ModelError("the robot was given as a DH table: there is no URDF to update (use --urdf)")
-    try:
-        root = ET.fromstring(model.urdf_xml)
-    except ET.ParseError as err:
-        raise ModelError(f"cannot parse the source URDF: {err}") from err
     warnings: list[str] = []
-    links = {el.get("name"): el for el in root.findall("link")}
-    joints = {el.get("name"): el for el in root.findall("joint")}
     per_link, merged = link_inertial_parameters(model, layout, delta)
+    removed = [other for attached in merged.values() for other in attached]
     for link, attached in merged.items():
-        for other in attached:
-            inertial = links[other].find("inertial") if other in links else None
-            if inertial is not None:
-                links[other].remove(inertial)
         warnings.append(f"link {link}: identified body is lighter than the nominal links fixed to it "
                         f"({', '.join(attached)}); written whole to {link}, their <inertial> removed")
+    inertials = {}
     for link, params in per_link.items():
-        element = links.get(link)
-        if element is None:
-            warnings.append(f"link {link} not in the URDF: not written")
-            continue
         mass, com, i_com = inertia_about_com(params)
         if mass <= 0:
             raise ModelError(f"identified mass of link {link} is {mass:.4g} kg: not physical, URDF not written")
         written = principal_with_margin(i_com)
         if not np.allclose(written, i_com, rtol=1e-6, atol=1e-12):
             warnings.append(f"link {link}: inertia adjusted to keep a strict triangle-inequality margin")
-        _set_inertial(element, mass, com, written)
+        inertials[link] = (mass, com, written)
+    dynamics = {}
     for j, joint in enumerate(layout.joints):
-        element = joints.get(joint)
-        if element is None:
-            continue
         dyn = {}
         if "fv" in layout.joint_terms:
             dyn["damping"] = max(float(delta[layout.joint_index(j, "fv")]), 0.0)
         if "fc" in layout.joint_terms:
             dyn["friction"] = max(float(delta[layout.joint_index(j, "fc")]), 0.0)
-        if dyn:
-            node = element.find("dynamics")
-            if node is None:
-                node = ET.SubElement(element, "dynamics")
-            for key, value in dyn.items():
-                node.set(key, _fmt(value))
-    ET.indent(root, space="  ")
-    text = ET.tostring(root, encoding="unicode")
-    path.write_text('<?xml version="1.0"?>\n<!-- identified by dynid_ros: <inertial> of identified links and joint '
-                    '<dynamics> updated -->\n' + text + "\n")
+        dynamics[joint] = dyn
+    warnings += write_updated_urdf(model, path, inertials, dynamics, removed,
+                                   ["identified by dynid_ros: <inertial> of identified links and joint <dynamics> "
+                                    "updated"])
     return warnings
+
+
+def write_updated_urdf(model: RobotModel, path: Path, inertials: Mapping[str, tuple[float, np.ndarray, np.ndarray]],
+                       dynamics: Mapping[str, Mapping[str, float]], removed: Iterable[str] = (),
+                       comments: Sequence[str] = ()) -> list[str]:
+    """Write the model's URDF (as the one reader reads it) to ``path`` with new ``<inertial>`` elements
+    (``{link: (mass, centre of mass, inertia about it)}``, in the link's frame), new ``<dynamics>`` attributes
+    (``{joint: {damping: ..., friction: ...}}``), the ``<inertial>`` of the ``removed`` links taken out, and
+    ``comments`` at the top; everything else as it was. Returns warnings (a link not in the URDF)."""
+    document = read_urdf(model.urdf_xml, model.urdf_path or "the source URDF")
+    root = _without_comments(document.copy())  # a comment of the source (a truth URDF's marker) is not about this file
+    links = {el.get("name"): el for el in root.findall("link")}
+    joints = {el.get("name"): el for el in root.findall("joint")}
+    warnings = []
+    for other in removed:
+        inertial = links[other].find("inertial") if other in links else None
+        if inertial is not None:
+            links[other].remove(inertial)
+    for link, (mass, com, inertia) in inertials.items():
+        if link not in links:
+            warnings.append(f"link {link} not in the URDF: not written")
+            continue
+        _set_inertial(links[link], mass, com, inertia)
+    for joint, values in dynamics.items():
+        element = joints.get(joint)
+        if element is None or not values:
+            continue
+        node = element.find("dynamics")
+        if node is None:
+            node = ET.SubElement(element, "dynamics")
+        for key, value in values.items():
+            node.set(key, _fmt(value))
+    ET.indent(root, space="  ")
+    comments = [*comments, *(f"read as urdfdom reads it: {note}" for note in document.notes)]
+    path.write_text('<?xml version="1.0"?>\n' + "".join(f"<!-- {c} -->\n" for c in comments)
+                    + ET.tostring(root, encoding="unicode") + "\n")
+    return warnings
+
+
+def _without_comments(root: ET.Element) -> ET.Element:
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag is ET.Comment:
+                parent.remove(child)
+    return root
 
 
 def _fmt(value: float) -> str:
@@ -188,6 +201,21 @@ def inertial_element(mass: float, com: np.ndarray, inertia: np.ndarray) -> ET.El
     return inertial
 
 
+def attached_links(model: RobotModel, link: str) -> list[str]:
+    """The URDF links with mass rigidly attached to the identified link ``link`` (fixed children, links behind locked
+    joints; e.g. a hand and its fingers on the last link): the parts :func:`attached_parameters` holds, in model
+    order; empty without a URDF."""
+    import pinocchio as pin
+
+    frame_id = model.link_frames.get(link)
+    if not model.urdf_xml or frame_id is None:
+        return []
+    pm, document = model.pin_model, read_urdf(model.urdf_xml, model.urdf_path or "the URDF")
+    joint = pm.frames[frame_id].parentJoint
+    return [f.name for f in pm.frames if f.type == pin.FrameType.BODY and f.parentJoint == joint
+            and f.name != link and document.link_inertia(f.name).mass > 0]
+
+
 def attached_parameters(model: RobotModel, layout: ParameterLayout) -> np.ndarray:
     """Nominal parameters of the parts rigidly attached to each identified link (fixed child links,
     links behind locked joints), in ``layout`` (joint terms zero): the identified body minus these is
@@ -195,10 +223,10 @@ def attached_parameters(model: RobotModel, layout: ParameterLayout) -> np.ndarra
     out = np.zeros(layout.n_parameters)
     if not model.urdf_xml:
         return out
-    pm, root = model.pin_model, ET.fromstring(model.urdf_xml)
+    pm, document = model.pin_model, read_urdf(model.urdf_xml, model.urdf_path or "the URDF")
     for k, link in enumerate(layout.links):
         frame_id = model.link_frames.get(link)
         if frame_id is not None:
-            own = pm.frames[frame_id].placement.act(urdf_link_inertia(root, link)).toDynamicParameters()
+            own = pm.frames[frame_id].placement.act(document.link_inertia(link)).toDynamicParameters()
             out[layout.link_slice(k)] = pm.inertias[k + 1].toDynamicParameters() - own
     return out

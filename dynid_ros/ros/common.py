@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.robot.collision import CollisionModel, CollisionSettings, load_collision_model
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.model import load_model
+from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.resources import find_file, robot_file
 
 if TYPE_CHECKING:
@@ -223,6 +226,44 @@ ROBOT_DESCRIPTION_PARAMS = (
     Param("robot_description_timeout", 10.0, "seconds to wait for a message on robot_description_topic", low=0.0),
 )
 """Where a node's robot description comes from, besides ``urdf_path`` and ``robot_description``."""
+
+
+COLLISION_PARAMS = (
+    Param("collision.self", "", "check the robot's links against each other: true | false ('': the config's "
+          "collision.self, else true)"),
+    Param("collision.srdf", "", "SRDF whose <disable_collisions> pairs are not checked ('': the config's "
+          "collision.srdf, else pairs touching at the start pose)"),
+    Param("collision.margin", -1.0, "clearance kept from the robot's links and the workcell [m] (negative: the "
+          "config's collision.margin, else 0.02)"),
+    Param("collision.environment", "", "the workcell as YAML, e.g. '[{type: plane}, {type: box, size: [0.4, 0.4, "
+          "0.3], xyz: [0.6, 0, 0.15]}]' ('': the config's collision.environment, else the table z = 0; '[]': none)"),
+    Param("package_dirs", [""], "folders where package:// meshes of the collision geometry are looked up first "
+          "(then AMENT_PREFIX_PATH, ROS_PACKAGE_PATH, the URDF's folder)"),
+)
+"""The collision model a node checks motions with: the config's ``collision:`` section, overridden key by key."""
+
+
+def node_collision(params: dict, model: RobotModel) -> CollisionModel | None:
+    """The collision model of ``model`` from the config's ``collision:`` section and the node's ``collision.*``
+    parameters (:data:`COLLISION_PARAMS`) that are set."""
+    section = dict(params["_config"].get("collision") or {})
+    flag = str(params.get("collision.self", "")).strip().lower()
+    if flag:
+        if flag not in ("true", "false"):
+            raise ConfigError(f"parameter collision.self: expected true or false, got {flag!r}")
+        section["self"] = flag == "true"
+    if params.get("collision.srdf"):
+        section["srdf"] = params["collision.srdf"]
+    if params.get("collision.margin", -1.0) >= 0:
+        section["margin"] = params["collision.margin"]
+    if str(params.get("collision.environment", "")).strip():
+        try:
+            section["environment"] = yaml.safe_load(params["collision.environment"])
+        except yaml.YAMLError as err:
+            raise ConfigError(f"parameter collision.environment: not YAML: {str(err).splitlines()[0]}") from err
+    dirs = [d for d in params.get("package_dirs") or () if str(d).strip()]
+    settings = CollisionSettings.from_config(section, config_path=params.get("_config_path"), package_dirs=dirs)
+    return load_collision_model(model, settings)
 
 
 def xacro_args(params: dict) -> list[str]:

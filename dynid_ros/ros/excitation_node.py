@@ -5,8 +5,9 @@ ROS interface:
 Parameters:
     urdf_path (str) or robot_description (str, URDF text) or robot_description_topic (str, latched, e.g.
         ``/robot_description``; with xacro_args, robot_description_timeout): the robot ('' all: the config's
-        ``robot.urdf``); meshes are not needed.
-        Its limits (URDF position, velocity, effort; the config's ``excitation:`` margins and accelerations)
+        ``robot.urdf``); its collision meshes are read (``package://`` through ``package_dirs``,
+        AMENT_PREFIX_PATH, ROS_PACKAGE_PATH). Its limits (URDF position, velocity, effort; the config's
+        ``excitation:`` margins and accelerations; its collision geometry and the config's ``collision:`` workcell)
         are the authority: the trajectory file's ``limits:`` can only narrow them.
     trajectory_file (str): excitation trajectory YAML (``dynid excite`` output; relative paths are also
         looked up in the package, e.g. ``robot/trajectories/panda_identification.yaml``).
@@ -40,6 +41,9 @@ Parameters:
     goal_tolerance (double): action mode: per-joint goal position tolerance (0: the controller's);
         goal_time_tolerance (double): 0.5 s.
     check_rate_hz (double): rate of the limit check (1000; never less).
+    collision.self, collision.srdf, collision.margin, collision.environment, package_dirs: the robot's
+        collision geometry and its workcell, the config's ``collision:`` section key by key
+        (:data:`dynid_ros.ros.common.COLLISION_PARAMS`); the meshes of the URDF are then needed.
 
 Services:
     ``~/start``, ``~/stop`` (std_srvs/Trigger). ``~/start`` answers at once: refused (with the reason)
@@ -67,8 +71,8 @@ Subscribes:
 
 Before moving, every check passes or nothing moves: every trajectory joint is a joint of the robot,
 fresh joint states name every joint of the robot, the whole motion from the current pose (approach,
-periods, hold) is within the robot's limits on a 1 kHz grid
-(:func:`dynid_ros.execution.robot_limits.check_motion`), a reachable controller. The logic is
+periods, hold) is within the robot's limits and its collision geometry clear of itself and the workcell on a 1 kHz
+grid (:func:`dynid_ros.execution.robot_limits.check_motion`), a reachable controller. The logic is
 :class:`dynid_ros.execution.excitation_supervisor.ExcitationSupervisor`; this node wires it to ROS.
 Joint states are merged by joint name across messages and publishers (arm and gripper drivers on the
 same topic). The node spins on one thread (rclpy's MultiThreadedExecutor, before ros2/rclpy#1547, spins
@@ -95,11 +99,13 @@ from dynid_ros.execution.robot_limits import robot_limits
 from dynid_ros.execution.trajectory_execution import MODES
 from dynid_ros.robot.model import load_model
 from dynid_ros.ros.common import (
+    COLLISION_PARAMS,
     ROBOT_DESCRIPTION_PARAMS,
     Param,
     declare_parameters,
     json_message,
     latched_qos,
+    node_collision,
     resolve_file,
     robot_source,
     robot_urdf,
@@ -144,6 +150,7 @@ PARAMETERS = (
     Param("goal_time_tolerance", 0.5, "action mode: goal time tolerance [s]", low=0.0),
     Param("check_rate_hz", 1000.0, "rate [Hz] at which the trajectory is checked against its limits",
           low=1000.0, high=100000.0),
+    *COLLISION_PARAMS,
 )
 
 
@@ -237,7 +244,8 @@ class ExcitationNode(Node):
         if self._robot_limits is None:
             urdf = robot_urdf(self.params, self)
             model = load_model(urdf=urdf, xacro_args=xacro_args(self.params))
-            self._robot_limits = robot_limits(model, self.params["_config"], source=robot_source(self.params, urdf))
+            self._robot_limits = robot_limits(model, self.params["_config"], source=robot_source(self.params, urdf),
+                                              collision=node_collision(self.params, model))
         return self._trajectory_cache[1], self._robot_limits
 
     def _on_joint_state(self, msg: JointState) -> None:

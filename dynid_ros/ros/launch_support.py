@@ -24,6 +24,7 @@ from pathlib import Path
 
 from dynid_ros.errors import ConfigError, DynidError, ModelError
 from dynid_ros.robot.model import load_model
+from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.sim.trajectory_controller import config_start_pose
 
 
@@ -84,12 +85,7 @@ def gazebo_urdf(urdf_text: str, joints: Sequence[str], controllers_file: str | P
     fix, see the README), its position starting at ``initial_positions[joint]`` (0 when not given: give
     :func:`start_positions`, 0 is outside the Panda's joint 4 range). The root link is fixed to ``world``.
     """
-    try:
-        root = ET.fromstring(urdf_text)
-    except ET.ParseError as err:
-        raise ModelError(f"robot description is not valid XML: {err}") from err
-    if root.tag != "robot":
-        raise ModelError("robot description: the root element must be <robot>")
+    root = read_urdf(urdf_text, "robot description").copy()
     known = {j.get("name") for j in root.findall("joint")}
     missing = [j for j in joints if j not in known]
     if missing:

@@ -18,16 +18,16 @@ import numpy as np
 
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.regressor import regressor_3d
-from dynid_ros.errors import SimulationError
+from dynid_ros.errors import ModelError, SimulationError
 from dynid_ros.robot.coupling import MotorCoupling, apply_coupling
 from dynid_ros.robot.model import load_model, nominal_parameters, rnea_derivatives
+from dynid_ros.robot.mujoco_spec import compile_spec, mujoco_spec
 from dynid_ros.sim.mujoco_model import (  # ForceTorqueSite: the sensor of simulate_coupled
     EQUALITY_IMPEDANCE,
     FRICTION_IMPEDANCE,
     GRAVITY,
     ForceTorqueSite,
     add_force_torque_site,
-    mujoco_urdf,
 )
 
 ROTOR_INERTIA_FLOOR = 1e-9
@@ -51,7 +51,8 @@ def coupled_mujoco_model(urdf_text: str, coupling: MotorCoupling, truth: MotorTr
     the model and the qpos and dof addresses of the motors (in ``coupling.motors`` order)."""
     import mujoco  # heavy optional dependency (sim extra)
 
-    spec = mujoco.MjSpec.from_string(mujoco_urdf(urdf_text, driven=coupling.joints))
+    spec = mujoco_spec(load_model(urdf_text=urdf_text, urdf="the coupled arm's URDF", joints=list(coupling.joints),
+                                  quiet=True))
     if sensor is not None:
         add_force_torque_site(spec, sensor)
     for i, motor in enumerate(coupling.motors):
@@ -68,9 +69,9 @@ def coupled_mujoco_model(urdf_text: str, coupling: MotorCoupling, truth: MotorTr
         equality = spec.add_equality(type=mujoco.mjtEq.mjEQ_TENDON, name1=f"coupling_{joint}")
         equality.data[:5] = 0.0
     try:
-        model = spec.compile()
-    except ValueError as err:
-        raise SimulationError(f"MuJoCo cannot build the coupled arm: {str(err).strip().splitlines()[-1]}") from err
+        model = compile_spec(spec, "MuJoCo cannot build the coupled arm")
+    except ModelError as err:
+        raise SimulationError(str(err)) from err
     ids = [model.joint(f"rotor_{m}").id for m in coupling.motors]
     model.opt.timestep = float(timestep)
     model.opt.gravity[:] = GRAVITY

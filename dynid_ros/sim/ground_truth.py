@@ -46,7 +46,8 @@ import numpy as np
 from dynid_ros.errors import ConfigError
 from dynid_ros.robot.model import RobotModel, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout
-from dynid_ros.robot.urdf_writer import urdf_link_inertia, write_identified_urdf
+from dynid_ros.robot.urdf_document import UrdfDocument, read_urdf
+from dynid_ros.robot.urdf_writer import write_updated_urdf
 
 TRUTH_KEYS = frozenset({"mass", "com", "inertia", "damping", "friction", "armature", "noise", "bias",
                         "static_friction", "stribeck_velocity", "effort_scale", "exact", "tool_mass", "tool_com",
@@ -216,12 +217,12 @@ class GroundTruth:
         """
         import pinocchio as pin
 
-        root = _urdf_root(model)
+        document = _urdf_document(model)
         rng = np.random.default_rng(self.seed)
         applied = self.already_applied(model)
         out = {}
         for link in model.links:
-            nominal = urdf_link_inertia(root, link)
+            nominal = document.link_inertia(link)
             draws = rng.standard_normal(7)  # always draw, so each link's values do not depend on the others
             if self.exact:
                 draws = _exact_draws(draws)
@@ -238,7 +239,7 @@ class GroundTruth:
         A body is the moved link plus its rigidly attached links; only the moved link is perturbed.
         """
 
-        root = _urdf_root(model)
+        document = _urdf_document(model)
         pm = model.pin_model
         out = np.zeros((len(model.links), 10))
         for k, (link, inertia) in enumerate(self.link_inertias(model).items()):
@@ -248,7 +249,7 @@ class GroundTruth:
                 out[k] = inertia.toDynamicParameters()
                 continue
             placement = pm.frames[frame_id].placement
-            own = placement.act(urdf_link_inertia(root, link)).toDynamicParameters()
+            own = placement.act(document.link_inertia(link)).toDynamicParameters()
             out[k] = body - own + placement.act(inertia).toDynamicParameters()
         return out
 
@@ -272,28 +273,27 @@ class GroundTruth:
         return delta
 
     def write_urdf(self, model: RobotModel, path: str | Path) -> Path:
-        """Write the truth URDF: perturbed ``<inertial>`` and ``<dynamics damping friction>``.
+        """Write the truth URDF: each moved link's true ``<inertial>`` (:meth:`link_inertias`; a massless link stays
+        massless), each joint's ``<dynamics damping friction>``; everything else as the URDF has it.
 
         Armature and sensor terms have no URDF element; pass this GroundTruth to the simulator.
         """
-
         path = Path(path)
-        layout = model.layout_for(("viscous", "coulomb"), armature=False)
-        delta = self.parameter_vector(model, layout)
+        inertials = {link: (float(inertia.mass), np.array(inertia.lever), np.array(inertia.inertia))
+                     for link, inertia in self.link_inertias(model).items() if inertia.mass > 0}
+        values = self.joint_values(model)
+        dynamics = {joint: {"damping": float(values["fv"][j]), "friction": float(values["fc"][j])}
+                    for j, joint in enumerate(model.joints)}
+        comments = [self.marker, f"<inertial> of the moved links perturbed, joint <dynamics damping friction> set; "
+                    f"armature {self._joint_text(model, 'Ia')}, sensor noise {self._joint_text(model, 'noise')}, bias "
+                    f"{self._joint_text(model, 'bias')} are not URDF elements"]
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as tmp:
             temporary = Path(tmp.name)
         try:
-            warnings = write_identified_urdf(model, layout, delta, temporary)
+            warnings = write_updated_urdf(model, temporary, inertials, dynamics, comments=comments)
             if warnings:
                 raise ConfigError(f"truth URDF not exact: {'; '.join(warnings)}")
-            text = temporary.read_text().replace(
-                "<!-- identified by dynid_ros: <inertial> of identified links and joint <dynamics> updated -->",
-                f"<!-- {self.marker} -->\n<!-- <inertial> of the moved links perturbed, joint <dynamics damping "
-                f"friction> set; armature {self._joint_text(model, 'Ia')}, sensor noise "
-                f"{self._joint_text(model, 'noise')}, bias {self._joint_text(model, 'bias')} are not URDF elements "
-                f"-->", 1)
-            temporary.write_text(text)
             temporary.replace(path)
         finally:
             temporary.unlink(missing_ok=True)
@@ -334,12 +334,10 @@ def _exact_draws(draws: np.ndarray) -> np.ndarray:
     return out
 
 
-def _urdf_root(model: RobotModel) -> object:
-    import xml.etree.ElementTree as ET
-
+def _urdf_document(model: RobotModel) -> UrdfDocument:
     if model.urdf_xml is None:
         raise ConfigError("the simulator needs a URDF robot description, not a DH table")
-    return ET.fromstring(model.urdf_xml)
+    return read_urdf(model.urdf_xml, model.urdf_path or "the URDF")
 
 
 def _number(value: object, name: str) -> float:

@@ -22,17 +22,16 @@ Choices:
   ``q'_{k+1} = q'_k + h q''_k``, ``q_{k+1} = q_k + h q'_{k+1}``, with ``q''_k`` computed at
   ``(q_k, q'_k)`` under the torque of step ``k``: every recorded sample satisfies the equation of
   motion to round-off. RK4 would evaluate the (discontinuous) friction at intermediate states.
-- **No geometry:** ``<visual>`` and ``<collision>`` elements (meshes named by ``package://``, ``file://`` or
-  relative URIs) are dropped before compiling: the simulator needs only kinematics and inertials, so a
-  published ``robot_description`` loads wherever its meshes are. A link without ``<inertial>`` is then
-  massless in MuJoCo as in pinocchio (MuJoCo would otherwise give it the mass of its geometry).
-- **Locked joints** (not driven: a gripper) become fixed joints at their locked position, as in the
-  reduced pinocchio model. A driven joint is driven on its own: its ``<mimic>`` is dropped (MuJoCo would
-  tie it to its leader with a joint equality constraint). A follower of a driven joint keeps its
-  ``<mimic>``: MuJoCo's joint equality constraint moves it with its leader, as stiff as the integrator
-  allows (``solref`` time constant ``2 h``, impedance 0.9999); the leader's recorded torque then matches
-  the coupled model ``tau_leader + multiplier * tau_follower`` to about 1e-5 of its range (the constraint
-  is soft, so not to round-off).
+- **The model** is the one conversion of :mod:`dynid_ros.robot.mujoco_spec`: the truth URDF as dynid_ros reads it
+  (one body per moving joint with the composite inertia of everything fixed to it, no geometry), so MuJoCo simulates
+  the robot that is identified, whatever the published file holds (meshes anywhere or nowhere, repeated elements,
+  ``<gazebo>`` or ``<mujoco>`` extensions, fixed links with odd inertias). A link without ``<inertial>`` is massless
+  as in pinocchio.
+- **Locked joints** (not driven: a gripper) are fixed at their locked position, as in the reduced pinocchio model.
+  A follower of a driven joint (``<mimic>``) moves with its leader by MuJoCo's joint equality constraint, as stiff
+  as the integrator allows (``solref`` time constant ``2 h``, impedance 0.9999); the leader's recorded torque then
+  matches the coupled model ``tau_leader + multiplier * tau_follower`` to about 1e-5 of its range (the constraint is
+  soft, so not to round-off).
 - Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
   identified model (the excitation trajectory respects the limits itself).
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
@@ -45,7 +44,6 @@ Choices:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +52,8 @@ import pinocchio as pin
 from dynid_ros.errors import ModelError, SimulationError
 from dynid_ros.robot.mjcf_writer import FRICTION_IMPEDANCE
 from dynid_ros.robot.model import RobotModel
-from dynid_ros.robot.urdf_source import fix_joints, parse_urdf, to_text, without_geometry
+from dynid_ros.robot.mujoco_spec import compile_spec, mujoco_spec
+from dynid_ros.robot.urdf_document import read_urdf
 
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -82,12 +81,14 @@ def sensor_site(model: RobotModel, urdf_text: str, frame: str) -> ForceTorqueSit
     if f.parentJoint == 0:
         raise SimulationError(f"force/torque sensor frame {frame!r} does not move (it is fixed to the base)")
     joint = pm.names[f.parentJoint]
-    root = parse_urdf(urdf_text, "the truth URDF")
-    element = next((j for j in root.findall("joint") if j.get("name") == joint), None)
-    if element is None or element.find("child") is None:
+    try:
+        link = read_urdf(urdf_text, "the truth URDF").child_link(joint)
+    except ModelError as err:
+        raise SimulationError(str(err)) from err
+    if link is None:
         raise SimulationError(f"force/torque sensor frame {frame!r}: no URDF joint {joint!r}")
     quaternion = pin.Quaternion(f.placement.rotation)
-    return ForceTorqueSite(element.find("child").get("link"), tuple(float(v) for v in f.placement.translation),
+    return ForceTorqueSite(link, tuple(float(v) for v in f.placement.translation),
                            (quaternion.w, quaternion.x, quaternion.y, quaternion.z), frame)
 
 
@@ -108,43 +109,27 @@ EQUALITY_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 """``solimp`` of the joint equality constraints of mimic followers: as hard as MuJoCo allows."""
 
 
-def mujoco_urdf(urdf_text: str, locked: Mapping[str, float] | None = None, driven: Sequence[str] = ()) -> str:
-    """The URDF text MuJoCo compiles: no geometry, the ``locked`` joints fixed at their positions, no
-    ``<mimic>`` on the ``driven`` joints."""
-    try:
-        root = parse_urdf(urdf_text, "the truth URDF")
-    except ModelError as err:
-        raise SimulationError(str(err)) from err
-    for joint in root.findall("joint"):
-        mimic = joint.find("mimic")
-        if mimic is not None and joint.get("name") in set(driven):
-            joint.remove(mimic)
-    return to_text(fix_joints(without_geometry(root), dict(locked or {})))
-
-
-def build_mujoco_model(urdf_text: str, joints: tuple[str, ...], coulomb: np.ndarray, armature: np.ndarray,
-                       timestep: float = 1e-3, locked: Mapping[str, float] | None = None,
+def build_mujoco_model(truth: RobotModel, coulomb: np.ndarray, armature: np.ndarray, timestep: float = 1e-3,
                        sensor: ForceTorqueSite | None = None) -> tuple[object, np.ndarray, np.ndarray]:
-    """Compile ``urdf_text`` into a MuJoCo model for the simulator.
+    """Compile the model of the truth URDF (``truth``: loaded with the simulated joints driven and the others locked
+    where they are held) into a MuJoCo model for the simulator.
 
-    ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint; ``locked``: ``{joint: position}`` of the
-    joints that are not driven (fixed there); ``sensor``: a force/torque site (module docstring). Returns
-    ``(mj_model, qpos_index, dof_index)``: the model and, for each of ``joints`` in order, its address in ``qpos``
-    and ``qvel``.
+    ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint of ``truth``; ``sensor``: a force/torque site (module
+    docstring). Returns ``(mj_model, qpos_index, dof_index)``: the model and, for each of ``truth.joints`` in order,
+    its address in ``qpos`` and ``qvel``.
     """
-    import mujoco
+    import mujoco  # deferred: MuJoCo loads only where a simulation runs
 
     if not timestep > 0:
         raise SimulationError(f"timestep must be > 0, got {timestep}")
+    joints = truth.joints
+    spec = mujoco_spec(truth)
+    if sensor is not None:
+        add_force_torque_site(spec, sensor)
     try:
-        if sensor is None:
-            model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, locked, joints))
-        else:
-            spec = mujoco.MjSpec.from_string(mujoco_urdf(urdf_text, locked, joints))
-            add_force_torque_site(spec, sensor)
-            model = spec.compile()
-    except ValueError as err:
-        raise SimulationError(f"MuJoCo cannot load the truth URDF: {str(err).strip().splitlines()[-1]}") from err
+        model = compile_spec(spec, "MuJoCo cannot load the truth URDF")
+    except ModelError as err:
+        raise SimulationError(str(err)) from err
     names = [model.joint(i).name for i in range(model.njnt)]
     missing = [j for j in joints if j not in names]
     if missing:

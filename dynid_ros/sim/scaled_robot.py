@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.errors import ConfigError
-from dynid_ros.robot.urdf_source import parse_urdf, to_text, without_geometry
+from dynid_ros.robot.urdf_document import read_urdf, to_text, without_geometry
 
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
@@ -30,7 +30,7 @@ def scaled_urdf(text: str, length: float, mass: float) -> str:
     """The URDF ``text`` scaled by ``length`` and ``mass`` (module docstring)."""
     if not (length > 0 and mass > 0):
         raise ConfigError(f"scale factors must be > 0, got length {length} and mass {mass}")
-    root = without_geometry(parse_urdf(text, "the URDF to scale"))
+    root = without_geometry(read_urdf(text, "the URDF to scale").copy())
     for joint in root.findall("joint"):
         _scaled_xyz(joint, length)
         limit = joint.find("limit")

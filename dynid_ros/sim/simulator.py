@@ -85,9 +85,13 @@ class Simulator:
         self._spring, self._spring_rest = values["spring"], values["spring_rest"]
         self.truth_urdf = self.truth.urdf_text(self.model)
         self.ft_sensor = sensor_site(self.model, self.truth_urdf, ft_sensor_frame) if ft_sensor_frame else None
-        self._mj_model, self._qpos, self._dof = build_mujoco_model(self.truth_urdf, self.model.joints, self._fs,
-                                                                  self._armature, timestep,
-                                                                  self.model.locked_positions, self.ft_sensor)
+        truth_model = load_model(urdf_text=self.truth_urdf, urdf="the truth URDF", joints=list(self.model.joints),
+                                 locked_at=dict(self.model.locked_positions), quiet=True)
+        if not sum(inertia.mass for inertia in truth_model.pin_model.inertias[1:]) > 0:
+            raise SimulationError(f"{urdf_path}: no moving link has a mass (no <inertial>): there is no robot to "
+                                  "simulate; simulate a URDF whose links have their <inertial>")
+        self._mj_model, self._qpos, self._dof = build_mujoco_model(truth_model, self._fs, self._armature, timestep,
+                                                                  self.ft_sensor)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
         bodies = [self._mj_model.joint(name).id for name in self.model.pin_model.names[1:]]

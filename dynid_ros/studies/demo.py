@@ -34,10 +34,12 @@ from dynid_ros.identification.timing import StageTimer
 from dynid_ros.reporting import plots
 from dynid_ros.reporting.plots import markdown_table
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window
+from dynid_ros.robot.collision import CollisionSettings, collision_model
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import ROBOTS, robot_file
 from dynid_ros.robot.robot_defaults import derive_config, named_gripper_joints
+from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 
@@ -117,17 +119,8 @@ def user_robot(urdf: Path | str, config: Path | str | None = None, joints: list[
     merged = {**derived, **{k: v for k, v in user.items() if v is not None}}
     merged["robot"] = {**derived["robot"], **dict(user.get("robot") or {}), "joints": list(model.joints)}
     missing = tuple(s for s in DERIVED_SECTIONS if not user.get(s))
-    name = _robot_name(model.urdf_xml) or urdf.stem
+    name = read_urdf(model.urdf_xml, urdf).name or urdf.stem
     return DemoRobot(name, urdf, model.joints, model.locked, merged, derived=missing)
-
-
-def _robot_name(xml: str | None) -> str | None:
-    import xml.etree.ElementTree as ET
-
-    try:
-        return ET.fromstring(xml or "").get("name")
-    except ET.ParseError:
-        return None
 
 
 def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, progress: bool):
@@ -135,8 +128,9 @@ def _trajectory(robot: DemoRobot, kind: str, model, seed: int, budget_s: float, 
         return load_trajectory(shipped_trajectory(robot.name, kind))
     section = dict(robot.config.get("excitation") or {})
     share = IDENTIFICATION_SHARE if kind == "identification" else 1.0 - IDENTIFICATION_SHARE
+    collision = CollisionSettings.from_config(robot.config.get("collision"))
     options = ExcitationOptions.from_config(section, seed=seed + (0 if kind == "identification" else 101),
-                                            time_budget_s=share * budget_s)
+                                            time_budget_s=share * budget_s, collision=collision)
     return optimize_excitation(model, options, progress=progress)
 
 
@@ -187,7 +181,8 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
             sim = Simulator(robot.urdf, truth=truth, seed=seed + step, gains=gains,  # nominal-model controller
                             joints=robot.joints)
             q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
-            profile = checked_profile(excitation, robot_limits(model, config), q_start, cycles)  # the robot's limits
+            limits = robot_limits(model, config, collision=collision_model(model, config))  # the robot's limits
+            profile = checked_profile(excitation, limits, q_start, cycles)
             t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
             series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=progress)
             bags[kind] = write_joint_states(out / "bags" / kind, series)

@@ -6,7 +6,8 @@
   body beyond a force/torque sensor;
 - :mod:`.gains`: per-joint drive gains from a known payload (Pennese et al. 2021 eq. 2);
 - frames robots (Wang et al. 2019): :mod:`.frames_identification` (links, per-frame friction, springs),
-  :mod:`.frames_reference` (a published parameter set), :mod:`.config_robot` (a robot its config describes: a
+  :mod:`.frames_reference` (a published parameter set), :mod:`.frames_report` (its result directory: the common
+  files), :mod:`.config_robot` (a robot its config describes: a
   ``coupling:`` section or ``robot: frames:``).
 
 Imports the identification and reporting rooms and the rooms below them.

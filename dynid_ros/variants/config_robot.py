@@ -20,8 +20,8 @@ from dynid_ros.variants.frames_identification import (
     identify_frames,
     identify_frames_scan,
     read_motor_states,
-    write_frames_result,
 )
+from dynid_ros.variants.frames_report import write_frames_directory
 
 DEFAULT_TOPIC = "/joint_states"
 
@@ -65,5 +65,6 @@ def identify_frames_config(config: Mapping, source: str, bag: str | Path, out: s
         series = read_motor_states(bag, config, topic or DEFAULT_TOPIC)
         fit = identify_frames(robot, series, processing, solver or "clarabel")
         fit.warnings.append(in_memory)
-    write_frames_result(fit, config, fit.processing, Path(out), inputs)  # estimated effort delays resolved
+    # estimated effort delays resolved in fit.processing; an optional output left out is said in one line
+    fit.written = write_frames_directory(fit, config, Path(out), source=source, bag=bag, inputs=inputs)
     return fit

@@ -28,7 +28,6 @@ from dynid_ros.data.bag_stream import BagScan
 from dynid_ros.data.csv_joint_states import read_csv_joint_states
 from dynid_ros.data.effort_delay import advance_effort, advanced_rows
 from dynid_ros.data.joint_states import JointStateSeries
-from dynid_ros.data.output_paths import RESULT
 from dynid_ros.data.signal_processing import ProcessedData, ProcessingOptions, check_fields, process, process_rows
 from dynid_ros.dynamics.base_parameters import RANK_TOLERANCE
 from dynid_ros.dynamics.feasibility import SOLVED, is_feasible, lmi_constraints, solve
@@ -37,7 +36,7 @@ from dynid_ros.dynamics.regressor import block_samples, regressor_3d
 from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.normal_equations import NormalEquations
-from dynid_ros.reporting.result_directory import atomic_directory
+from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.robot.frames import FramesRobot, load_frames_robot
 from dynid_ros.robot.parameters import ParameterLayout
 
@@ -67,7 +66,13 @@ class FramesFit:
     processing: dict = field(default_factory=dict)
 
     warnings: list[str] = field(default_factory=list)
-    """Console notes (e.g. why the bag was read whole); not part of the result file."""
+    """Console notes (e.g. why the bag was read whole); ``report.json`` ``notes``."""
+    written: list[str] = field(default_factory=list)
+    """Warnings of writing the result (an optional output left out, one line each)."""
+    solver: str = "clarabel"
+    series: FitSeries | None = None
+    """The processed motion, recorded and predicted motor torques the fit was made on (for the report); None when
+    read back from a result."""
 
     def predict(self, data: ProcessedData) -> np.ndarray:
         """Motor torques (N, n) at processed samples, the known torques included (the regressor a block of samples
@@ -259,8 +264,11 @@ def fit_frames(robot: FramesRobot, data: ProcessedData, processing: dict, solver
     terms = dict(zip(extra.names, (float(v) for v in values[layout.n_parameters:])))
     feasible = bool(is_feasible(delta_value, layout, "full", tol=1e-9))
     fit = FramesFit(robot, layout, delta_value, terms, status, feasible, base_count(robot, layout), 0.0, [],
-                    int(data.q.shape[0]), dict(processing))
-    fit.relative_error, fit.relative_error_per_joint = relative_error(data.tau_raw, fit.predict(data))
+                    int(data.q.shape[0]), dict(processing), solver=solver)
+    predicted = fit.predict(data)
+    fit.relative_error, fit.relative_error_per_joint = relative_error(data.tau_raw, predicted)
+    fit.series = FitSeries(list(robot.motors), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
+    fit.warnings.extend(data.notes)
     return fit
 
 
@@ -317,12 +325,6 @@ def frames_result_dict(fit: FramesFit, config: Mapping, processing: dict) -> dic
             "links": links, "terms": dict(fit.terms), "status": fit.status, "feasible": fit.feasible,
             "base_parameters": fit.base_count, "n_samples": fit.n_samples,
             "relative_error": fit.relative_error, "relative_error_per_joint": fit.relative_error_per_joint}
-
-
-def write_frames_result(fit: FramesFit, config: Mapping, processing: dict, out: Path, inputs: tuple = ()) -> None:
-    """Write :data:`FRAMES_FILE` into ``out`` (new, or an earlier result), all or nothing."""
-    content = yaml.safe_dump(frames_result_dict(fit, config, processing), sort_keys=False)
-    atomic_directory(Path(out), lambda tmp: (tmp / FRAMES_FILE).write_text(content), RESULT, inputs)
 
 
 def load_frames_result(result_dir: Path) -> tuple[FramesFit, dict, dict]:

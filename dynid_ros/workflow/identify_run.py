@@ -26,6 +26,7 @@ from dynid_ros.identification.options import IdentificationOptions, identificati
 from dynid_ros.identification.provenance import provenance
 from dynid_ros.identification.timing import StageTimer
 from dynid_ros.reporting.identification_report import HTML_FILE
+from dynid_ros.reporting.result_check import check_result
 from dynid_ros.reporting.result_directory import write_result
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.coupling import coupling_from_config
@@ -128,11 +129,11 @@ def identify_into(out: str | Path, inputs: RunInputs, overrides: Mapping[str, ob
     mode, result, lines = _identified(inputs, options, config, timer)
     with timer.stage("write"):
         record = provenance(result.options, inputs.sources(), result.model.urdf_xml, argv)
-        written = write_result(result, out, inputs.sources().values(), record)
-    run = IdentificationRun(out, mode, result, warnings=_unique(result.warnings + written))
+        written = write_result(result, out, inputs.sources().values(), record, check=check_result)
+    run = IdentificationRun(out, mode, result, warnings=_unique(result.warnings + written), notes=list(result.notes))
     run.lines = lines + _result_lines(result) + [
         "timings [s]: " + ", ".join(f"{k} {v:.2f}" for k, v in timer.timings.items()),
-        f"wrote {out}/ (readable report: {out / HTML_FILE})"]
+        f"wrote {out}/" + (f" (readable report: {out / HTML_FILE})" if (Path(out) / HTML_FILE).is_file() else "")]
     return run
 
 
@@ -216,7 +217,8 @@ def _frames(out: Path, inputs: RunInputs, overrides: Mapping[str, object], confi
     if springs:
         lines.append("spring constants: " + ", ".join(springs))
     lines.append(f"wrote {out}/")
-    return IdentificationRun(out, Mode.FRAMES, None, fit, notes=list(fit.warnings), lines=lines)
+    return IdentificationRun(out, Mode.FRAMES, None, fit, warnings=list(fit.written), notes=list(fit.warnings),
+                             lines=lines)
 
 
 def _unique(messages: list[str]) -> list[str]:

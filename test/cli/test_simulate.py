@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import yaml
@@ -12,6 +14,7 @@ from dynid_ros.dynamics.regressor import torques
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
 
+from support.paths import FILES
 from support.trajectories import write_short_panda_trajectory
 
 PANDA = robot_file("panda", "urdf")
@@ -92,3 +95,14 @@ def test_existing_bag_is_refused(tmp_path, trajectory_file, capsys):
     assert main(["simulate", "--urdf", str(PANDA), "--trajectory", str(trajectory_file), "--bag",
                  str(tmp_path / "x"), "--no-progress"]) == 2
     assert "exists already" in capsys.readouterr().err
+
+
+def test_a_colliding_trajectory_is_refused_in_one_line_before_anything_is_simulated(tmp_path, capsys):
+    """A trajectory made elsewhere whose hand goes through the table: exit 2, the pair and the time named, no bag."""
+    bag = tmp_path / "x"
+    assert main(["simulate", "--urdf", str(PANDA), "--config", str(PANDA_CONFIG), "--trajectory",
+                 str(FILES / "panda_colliding_excitation.yaml"), "--bag", str(bag), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "panda_colliding_excitation.yaml: collision in the motion: " in err
+    assert re.search(r"panda_\w+ and (panda_\w+|table) intersect \d+\.\d cm deep at t = \d+\.\d{3} s", err), err
+    assert not bag.exists()

@@ -190,9 +190,10 @@ def test_a_non_optimal_status_is_retried_with_the_other_solver():
         upper = -1.0 if scale == 1.0 else 3.0  # the first attempt is infeasible
         return cp.Problem(cp.Minimize(scale * cp.sum_squares(x - 1.0)), [x >= 0.0, x <= upper])
 
-    status, seconds, attempts = feasibility.solve_until_optimal(problem, "clarabel", x)
-    assert status == "optimal" and np.allclose(x.value, 1.0, atol=1e-6) and seconds > 0
-    assert attempts == {"clarabel x1": "infeasible", "clarabel x0.01": "optimal"}
-    none, _, attempts = feasibility.solve_until_optimal(
+    outcome = feasibility.solve_until_optimal(problem, "clarabel", x)
+    assert outcome.status == "optimal" and np.allclose(x.value, 1.0, atol=1e-6) and outcome.seconds > 0
+    assert outcome.attempts == {"clarabel x1": "infeasible", "clarabel x0.01": "optimal"}
+    assert outcome.solver == "clarabel" and outcome.tolerance() == feasibility.SOLVER_TOLERANCE["clarabel"]
+    none = feasibility.solve_until_optimal(
         lambda scale: cp.Problem(cp.Minimize(cp.sum(x)), [x >= 1.0, x <= 0.0]), "clarabel", x)
-    assert none is None and list(attempts) == ["clarabel x1", "clarabel x0.01", "scs x1"]
+    assert none.status is None and list(none.attempts) == ["clarabel x1", "clarabel x0.01", "scs x1"]

@@ -7,6 +7,7 @@ import pytest
 
 from dynid_ros.dynamics import feasibility
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.polish import polish
 from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.estimation import estimators
@@ -244,14 +245,15 @@ def test_fixed_base_parameters_stay_at_their_value_in_every_estimator():
     assert prior is feasibility_prior
 
 
-def test_fbpe_answer_violating_a_constraint_is_an_error_not_clipped():
+def test_fbpe_answer_violating_a_constraint_beyond_the_solver_tolerance_is_an_error_not_clipped():
     _, layout, base, truth, _, _ = synthetic("ur5")
     bad = truth.copy()
-    bad[layout.joint_index(2, "fv")] = -1e-3  # a solver answer below the friction bound
-    size = np.ones(layout.n_parameters)
-    with pytest.raises(EstimationError, match="violates its constraints: joint .*fv"):
-        estimators.check_solution(bad, layout, "full", feasibility.Bounds(), None, size)
-    estimators.check_solution(truth, layout, "full", feasibility.Bounds(), None, size)  # a good one passes
+    bad[layout.joint_index(2, "fv")] = -1e-3  # a solver answer below the friction bound, far beyond 1e-6
+    tolerance = feasibility.SOLVER_TOLERANCE["scs"]
+    with pytest.raises(EstimationError, match="violates its constraints beyond the solver's tolerance.*joint .*fv"):
+        polish(bad, layout, consistency="full", eps=1e-6, bounds=feasibility.Bounds(), tolerance=tolerance)
+    kept = polish(truth, layout, consistency="full", eps=1e-6, bounds=feasibility.Bounds(), tolerance=tolerance)
+    assert kept.moved == [] and np.array_equal(kept.delta, truth)  # a good one passes untouched
 
 
 def test_map_keeps_poorly_determined_directions_near_the_prior():

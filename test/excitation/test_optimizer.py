@@ -107,6 +107,13 @@ def test_infeasible_request_is_a_clear_error(panda):
         optimize_excitation(panda, ExcitationOptions(limits=too_slow, **SMALL), progress=False)
 
 
+def test_a_budget_that_ends_before_the_first_start_says_so(panda):
+    """Not a question about limits: the budget ran out before any start finished (a slow start on a large arm)."""
+    options = ExcitationOptions(**dict(SMALL, time_budget_s=1e-6))
+    with pytest.raises(ExcitationError, match=r"time budget \(1e-06 s\) ended before the first start"):
+        optimize_excitation(panda, options, progress=False)
+
+
 def test_cartesian_box_that_excludes_every_start_is_an_error(panda):
     options = ExcitationOptions(cartesian_boxes={"panda_hand": [[-1, 1], [-1, 1], [3.0, 4.0]]},
                                 **dict(SMALL, max_iterations=5))

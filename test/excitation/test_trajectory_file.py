@@ -95,7 +95,7 @@ def test_shipped_trajectories_are_valid_and_distinct(robot):
         for name in ("position", "velocity", "acceleration"):  # the file's limits are the config's
             np.testing.assert_allclose(getattr(record.limits, name), getattr(limits, name))
         assert 10.0 <= record.trajectory.period <= 20.0
-        assert record.condition_number <= 60.0
+        assert record.condition_number <= 75.0  # clear of the robot and its table at 2 cm: 66-71 (36-42 through it)
         assert excitation_condition_number(model, record.trajectory) == pytest.approx(record.condition_number,
                                                                                        rel=1e-9)
         shipped[purpose] = record.trajectory

@@ -7,6 +7,7 @@ Checked on the whole executed motion (approach, periods, hold) at 1 kHz by one c
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import yaml
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.output_paths import MARKER, SIMULATED_BAG, output_kind
-from dynid_ros.errors import TrajectoryError
+from dynid_ros.errors import CollisionError, TrajectoryError
 from dynid_ros.excitation import (
     ExcitationLimits,
     ExcitationTrajectory,
@@ -31,11 +32,14 @@ from dynid_ros.execution.robot_limits import (
     robot_limits,
 )
 from dynid_ros.execution.trajectory_reference import TrajectoryReference
+from dynid_ros.robot.collision import collision_model
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
 
-from support.paths import REPO
+from support.direct_clearance import direct_clearance, resolved_urdf
+from support.paths import FILES, REPO
+from support.trajectories import write_short_panda_trajectory
 from support.wide_limits import HOME, WIDE, outside_urdf_trajectory, write_wide
 
 PANDA_URDF = robot_file("panda", "urdf")
@@ -194,3 +198,107 @@ def test_a_continuous_joint_reporting_unwrapped_angles_is_not_refused(tmp_path):
     start[3] = 0.5  # panda_joint4 (revolute) outside its URDF range
     with pytest.raises(TrajectoryError, match="joint panda_joint4 is at 0.5000, outside the excitation limits"):
         checked_profile(excitation, robot, start)
+
+
+# --- collisions are limits: the robot's links, its table and its workcell ----------------------------------------
+
+COLLIDING = FILES / "panda_colliding_excitation.yaml"
+"""The Panda validation trajectory shipped before collisions were checked: the hand goes 28 cm below the table."""
+APPROACH_FROM = np.array([1.648, 1.638, -1.475, -2.663, 1.418, 2.535, -0.31])
+"""A Panda pose clear of the table and of itself from which the straight joint-space way to PANDA_HOME dips the
+fingers into the table."""
+
+
+def _panda_geometry(config: dict) -> RobotLimits:
+    model = load_model(urdf=PANDA_URDF)
+    return robot_limits(model, config, collision=collision_model(model, config, config_path=PANDA_CONFIG))
+
+
+def _direct(q: np.ndarray):
+    """The clearance of the Panda poses ``q`` by pinocchio + coal directly (not through the package)."""
+    text = resolved_urdf(PANDA_URDF, {"dynid_ros": REPO})
+    return direct_clearance(text, [f"panda_joint{i}" for i in range(1, 8)], np.atleast_2d(q))
+
+
+@pytest.fixture(scope="module")
+def panda_geometry():
+    return _panda_geometry(load_config(PANDA_CONFIG))
+
+
+@pytest.fixture(scope="module")
+def short_panda(tmp_path_factory):
+    return load_trajectory(write_short_panda_trajectory(PANDA_URDF, tmp_path_factory.mktemp("t") / "short.yaml"))
+
+
+def test_a_colliding_excitation_is_refused_in_one_line_naming_the_pair_the_time_and_the_depth(panda_geometry):
+    excitation = load_trajectory(COLLIDING)
+    t = np.arange(0.0, excitation.trajectory.period, 0.01)
+    assert _direct(excitation.trajectory.evaluate(t)[0]).lowest < -0.1  # the input collides, measured directly
+    q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
+    with pytest.raises(CollisionError) as err:
+        checked_profile(excitation, panda_geometry, q_start, 1)
+    message = str(err.value)
+    assert re.fullmatch(r"collision in the motion: (panda_\w+) and (panda_\w+|table) intersect \d+\.\d cm deep at "
+                        r"t = \d+\.\d{3} s \(period 1 of 1 of the excitation\)", message), message
+    assert err.value.time_s is not None
+
+
+def test_a_clear_excitation_passes_and_reports_its_clearance(panda_geometry, short_panda):
+    q_start = short_panda.trajectory.evaluate(np.zeros(1))[0][0]
+    profile = checked_profile(short_panda, panda_geometry, q_start, 1)
+    t, q, dq, ddq = profile.sample_at_rate(1000.0)
+    margins = check_motion(panda_geometry, short_panda.trajectory.joints, t, q, dq, ddq)
+    assert margins["clearance_m"] > 0 and " and " in margins["clearance_between"]
+    direct = _direct(q[::10])
+    assert direct.in_collision == 0 and direct.lowest > 0.02 - 1e-3
+
+
+def test_the_approach_from_the_measured_pose_is_checked(panda_geometry, short_panda):
+    """Both ends of the approach are clear; the way between them is not: refused, the approach named."""
+    q_start = short_panda.trajectory.evaluate(np.zeros(1))[0][0]
+    way = np.linspace(APPROACH_FROM, q_start, 101)
+    assert _direct(way[[0, -1]]).lowest > 0 and _direct(way).lowest < -0.01
+    with pytest.raises(CollisionError) as err:
+        checked_profile(short_panda, panda_geometry, APPROACH_FROM, 1)
+    assert re.fullmatch(r"collision in the motion: panda_\w+ and table intersect \d+\.\d cm deep at t = \d+\.\d{3} s "
+                        r"\(the approach from the current pose\)", str(err.value)), str(err.value)
+
+
+def test_a_workcell_box_in_the_config_is_honoured(short_panda):
+    """A 10 cm box where the hand passes at a third of the period: refused, the box named; moved 1 m up: clear."""
+    import pinocchio as pin
+
+    model = pin.buildModelFromUrdf(str(PANDA_URDF))
+    data = model.createData()
+    q = short_panda.trajectory.evaluate(np.array([short_panda.trajectory.period / 3]))[0][0]
+    config_q = pin.neutral(model)
+    config_q[:7] = q
+    pin.framesForwardKinematics(model, data, config_q)
+    hand = np.array(data.oMf[model.getFrameId("panda_hand")].translation)
+    q_start = short_panda.trajectory.evaluate(np.zeros(1))[0][0]
+    for lift, refused in ((0.0, True), (1.0, False)):
+        config = load_config(PANDA_CONFIG)
+        box = {"type": "box", "name": "fixture", "size": [0.1, 0.1, 0.1], "xyz": (hand + [0, 0, lift]).tolist()}
+        config["collision"]["environment"].append(box)
+        robot = _panda_geometry(config)
+        assert [o.name for o in robot.collision.obstacles] == ["table", "fixture"]
+        if not refused:
+            checked_profile(short_panda, robot, q_start, 1)
+            continue
+        with pytest.raises(CollisionError) as err:
+            checked_profile(short_panda, robot, q_start, 1)
+        assert re.search(r"panda_\w+ and fixture intersect", str(err.value)), str(err.value)
+
+
+def test_a_robot_resting_within_the_margin_may_move_away_but_not_from_inside_the_table(panda_geometry, short_panda):
+    """Fingers 1 cm over the table (the margin is 2 cm): the approach takes them away, accepted; 1 cm lower they
+    are in the table: refused at t = 0."""
+    near = np.array([0.0, 1.6056, 0.0, -0.2, 0.0, 1.8, 0.7])
+    assert _direct(near).lowest == pytest.approx(0.01, abs=1e-4)
+    checked_profile(short_panda, panda_geometry, near, 1)
+    inside = near + [0.0, 0.03, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert _direct(inside).lowest < 0
+    with pytest.raises(CollisionError) as err:
+        checked_profile(short_panda, panda_geometry, inside, 1)
+    assert re.fullmatch(r"collision in the motion: panda_\w+ and table intersect \d+\.\d cm deep at t = 0\.000 s "
+                        r"\(the approach from the current pose\)", str(err.value)), str(err.value)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from dynid_ros.cli.main import main
 from dynid_ros.data.output_paths import BATCH, RESULT, output_kind
 from dynid_ros.errors import ConfigError
 
+from support.paths import REPO
 from support.sim_bags import arm_urdf, simulate_bag
 
 N_BAGS = 6
@@ -96,3 +100,37 @@ def test_the_robot_comes_from_the_config_when_no_urdf_is_given(fleet, tmp_path):
     (tmp_path / "bare.yaml").write_text("identification: {}\n")
     with pytest.raises(ConfigError, match="no robot.urdf"):
         robot_urdf(None, str(tmp_path / "bare.yaml"))
+
+
+WITHOUT_DASK = """
+import sys
+
+
+class Uninstalled:
+    '''Dask as after `pip install .` without the fleet extra: no such module.'''
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("dask", "distributed"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Uninstalled())
+from dynid_ros.cli.main import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_batch_without_the_fleet_extra_says_what_to_install_in_one_line(fleet, tmp_path):
+    """Without Dask (a plain ``pip install .``): exit 2, one line naming ``dynid_ros[fleet]``, no traceback, no
+    output directory."""
+    urdf, bags, _ = fleet
+    out = tmp_path / "nightly"
+    result = subprocess.run([sys.executable, "-c", WITHOUT_DASK, "batch", "--urdf", str(urdf), "--bags",
+                             str(bags[0]), "--out", str(out), "--no-progress"],
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'dynid_ros[fleet]'" in lines[0], result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()

@@ -1,7 +1,7 @@
-"""The filter cutoff chosen from the data (processing ``cutoff_hz: auto``, the default): candidates from the
-motion's bandwidth, time-blocked cross-validation on the leading window's per-block sums picks one, streamed; the
-choice is recorded and validation uses it; an explicit cutoff wins. On the real Panda it picks about the hand-tuned
-6 Hz and keeps the held-out error."""
+"""The filter cutoff chosen from the data (processing ``cutoff_hz: auto``; the default is ``bandwidth``):
+candidates from the motion's bandwidth, time-blocked cross-validation on the leading window's per-block sums picks
+one, streamed; the choice is recorded and validation uses it; an explicit cutoff wins. On the real Panda it picks
+about the hand-tuned 6 Hz and keeps the held-out error."""
 
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def test_motion_bandwidth_holds_the_energy_of_the_velocities():
     assert np.isclose(motion_bandwidth(t, v[:, :1]), 0.2, atol=0.03)
 
 
-def test_auto_is_the_default_and_without_a_model_it_is_the_bandwidth_rule():
-    assert ProcessingOptions().cutoff_hz == "auto" == ProcessingOptions(cutoff_hz="auto").cutoff_hz
+def test_bandwidth_is_the_default_and_auto_without_a_model_is_the_bandwidth_rule():
+    assert ProcessingOptions().cutoff_hz == "bandwidth"
+    assert ProcessingOptions(cutoff_hz="auto").cutoff_hz == "auto"
     with pytest.raises(ConfigError, match="processing option cutoff_hz must be a number"):
         ProcessingOptions(cutoff_hz="fast")
     t = np.arange(0.0, 20.0, 0.01)
@@ -158,7 +159,7 @@ def test_real_panda_auto_cutoff_is_near_the_tuned_one_and_keeps_the_held_out_err
 @pytest.mark.parametrize("rule", ["auto", "bandwidth"])
 def test_default_and_bandwidth_cutoffs_stream_the_bag_record_the_choice_and_validate_uses_it(tmp_path, monkeypatch,
                                                                                                rule):
-    """The default (``cutoff_hz: auto``, cross-validated) and ``cutoff_hz: bandwidth`` (16.9x the bandwidth, 0.6 Hz
+    """``cutoff_hz: auto`` (cross-validated) and the default ``cutoff_hz: bandwidth`` (16.9x the bandwidth, 0.6 Hz
     top sine): the bag is streamed (no fallback to memory), the cutoff recorded with how it was found, and validate
     uses the recorded number."""
     bag = synthetic_panda_bag(tmp_path)
@@ -172,7 +173,7 @@ def test_default_and_bandwidth_cutoffs_stream_the_bag_record_the_choice_and_vali
     with monkeypatch.context() as patch:
         patch.setattr("dynid_ros.identification.identify.read_joint_states", whole_bag)
         assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bag), "--end", "8", "--out", str(out)]
-                    + (["--config", str(config)] if rule == "bandwidth" else [])) == 0
+                    + ["--config", str(config)]) == 0
     processing = yaml.safe_load((out / "parameters.yaml").read_text())["processing"]
     choice = processing["cutoff_choice"]
     if rule == "auto":

@@ -213,3 +213,69 @@ def test_load_parameters_of_what_is_not_a_result(tmp_path):
     (tmp_path / PARAMETERS_FILE).write_text("links: {}\n")
     with pytest.raises(DataError, match="unreadable parameters file"):
         load_parameters(tmp_path)
+
+
+def _mujoco_refuses(*args, **kwargs):
+    """What the MJCF conversion meets on a description MuJoCo cannot compile: MuJoCo's own error."""
+    import mujoco
+
+    return mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><geom type='nonesuch'/></body></worldbody>"
+                                          "</mujoco>")
+
+
+def _figures_fail_after_the_first(monkeypatch):
+    """The report's second figure fails (after the first PNG was written): a plotting backend that breaks."""
+    from dynid_ros.reporting import plots
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("cannot allocate the figure's bitmap\nmore detail")
+
+    monkeypatch.setattr(plots, "plot_link_masses", broken)
+
+
+@pytest.mark.parametrize("failing", ["mjcf", "figures"])
+def test_an_optional_output_that_fails_never_costs_the_result(identified, tmp_path, monkeypatch, failing):
+    """identified.xml (MuJoCo refuses) or the readable report (a figure fails halfway): the main result
+    (identified.urdf, parameters.yaml, report.json) is written, the failed extra not at all (no half report, no stray
+    PNG), one warning line names it and why, report.json lists it under omitted_outputs."""
+    from dynid_ros.reporting import result_directory
+
+    _, result, _, _ = identified
+    if failing == "mjcf":
+        monkeypatch.setattr(result_directory, "identified_mjcf", _mujoco_refuses)
+        output, absent = MJCF_FILE, {MJCF_FILE}
+    else:
+        _figures_fail_after_the_first(monkeypatch)
+        output, absent = "report.html", {"report.html", "report.md"}
+    out = tmp_path / "result"
+    warnings = write_result(result, out)
+    mine = [w for w in warnings if w.startswith(f"{output} not written: ")]
+    assert len(mine) == 1 and "\n" not in mine[0], warnings
+    report = json.loads((out / REPORT_FILE).read_text())
+    assert [o["output"] for o in report["omitted_outputs"]] == [output]
+    assert report["omitted_outputs"][0]["reason"] == mine[0].split(": ", 1)[1]
+    names = {p.name for p in out.iterdir()}
+    assert {URDF_FILE, PARAMETERS_FILE, REPORT_FILE} <= names and not names & absent
+    if failing == "figures":
+        assert not any(n.endswith(".png") for n in names) and report["report_html"] is None
+        assert "RuntimeError: cannot allocate the figure's bitmap" == report["omitted_outputs"][0]["reason"]
+    else:
+        assert "nonesuch" in report["omitted_outputs"][0]["reason"] and (out / "report.html").is_file()
+    np.testing.assert_allclose(load_parameters(out)["parameter_vector"]["values"], result.delta)
+
+
+def test_dynid_identify_says_in_one_line_what_it_could_not_write(identified, tmp_path, monkeypatch, capsys):
+    """Through the command a user types: exit 0, the one line, and no claim of a readable report."""
+    from dynid_ros.cli.main import main
+    from dynid_ros.data.bag_io import write_joint_states
+
+    run = identified[0]
+    bag = write_joint_states(tmp_path / "bag", run.series)
+    _figures_fail_after_the_first(monkeypatch)
+    out = tmp_path / "result"
+    assert main(["identify", "--urdf", str(run.urdf), "--bag", str(bag), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [line for line in printed if "not written" in line] == [
+        "warning: report.html not written: RuntimeError: cannot allocate the figure's bitmap"]
+    assert printed[-1] == f"wrote {out}/"
+    assert json.loads((out / REPORT_FILE).read_text())["omitted_outputs"][0]["output"] == "report.html"

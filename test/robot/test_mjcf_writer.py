@@ -1,15 +1,21 @@
-"""``identified.xml``: the identified robot as MJCF. MuJoCo loads it; its masses and inertias are pinocchio's of
-the identified URDF, its joints carry the identified armature, damping and friction loss, locked joints are fixed,
-and its inverse dynamics is the identified model's (pinocchio's RNEA plus the joint terms). ``urdf_omits`` names
-what a URDF cannot hold. Real descriptions: the Panda (hand, locked fingers) and the UR5 of example-robot-data."""
+"""``identified.xml``: the identified robot as MJCF, built by the simulator's conversion (robot/mujoco_spec). MuJoCo
+loads it; its masses and inertias are pinocchio's of the identified URDF, its joints carry the identified armature,
+damping and friction loss, locked joints are fixed, and its inverse dynamics is the identified model's (pinocchio's
+RNEA plus the joint terms). ``urdf_omits`` names what a URDF cannot hold. Real descriptions: the Panda (hand, locked
+fingers) and the UR5 of example-robot-data; a vendor URDF whose fixed joint has two ``<origin>`` elements (urdfdom
+and pinocchio read the first, MuJoCo's URDF parser refuses the file) and an unconstrained estimate on the real Panda
+give a complete result."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pinocchio as pin
 import pytest
+import yaml
 
+from dynid_ros.cli.main import main
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ModelError
 from dynid_ros.robot.mjcf_writer import FRICTION_IMPEDANCE, MJCF_TERMS, identified_mjcf, urdf_omits
@@ -17,6 +23,7 @@ from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout, inertia_about_com
 from dynid_ros.robot.urdf_writer import write_identified_urdf
 
+from support.panda_data import JOINTS, write_panda_bag
 from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_urdf
 
 FINGERS = {"panda_finger_joint1": 0.03, "panda_finger_joint2": 0.01}
@@ -157,7 +164,7 @@ def test_a_joint_missing_from_the_urdf_is_an_error(tmp_path):
         identified_mjcf(model, urdf.read_text(), renamed, delta)
 
 
-def test_a_urdf_mujoco_cannot_compile_is_a_model_error(tmp_path):
+def test_an_identified_urdf_that_is_not_a_robot_is_a_model_error_naming_the_link(tmp_path):
     model = _robot("ur5")
     layout, delta = _identified(model, seed=7)
     urdf = tmp_path / "identified.urdf"
@@ -165,5 +172,79 @@ def test_a_urdf_mujoco_cannot_compile_is_a_model_error(tmp_path):
     root = ET.parse(urdf).getroot()
     root.find("link[@name='upper_arm_link']/inertial/mass").set("value", "-1")  # a negative mass
     broken = ET.tostring(root, encoding="unicode")
-    with pytest.raises(ModelError, match="MuJoCo cannot compile the identified URDF"):
+    with pytest.raises(ModelError, match="the identified URDF.*upper_arm_link.*negative"):  # the one reader's line
         identified_mjcf(model, broken, layout, delta)
+
+
+HAND_ORIGIN = '<origin rpy="0 0 -0.7853981633974483" xyz="0 0 0"/>'
+END_S = "6"
+
+
+@pytest.fixture(scope="module")
+def panda_bag(tmp_path_factory):
+    return write_panda_bag(tmp_path_factory.mktemp("panda") / "run1")
+
+
+@pytest.fixture(scope="module")
+def vendor_urdf(tmp_path_factory):
+    """example-robot-data's Panda with a second ``<origin>`` in the fixed joint of its hand."""
+    text = example_robot_urdf(PANDA_ERD).read_text()
+    assert HAND_ORIGIN in text
+    path = tmp_path_factory.mktemp("vendor") / "panda.urdf"
+    path.write_text(text.replace(HAND_ORIGIN, HAND_ORIGIN + '\n        <origin rpy="0 0 0" xyz="0 0.3 0"/>', 1))
+    return path
+
+
+def mujoco_matches_urdf(out, joints) -> None:
+    """identified.xml loads; MuJoCo's inverse dynamics without friction and damping, less the armature the MJCF holds,
+    equals pinocchio's RNEA of identified.urdf at random states (to the 6 significant digits MuJoCo writes)."""
+    import mujoco
+
+    mj = mujoco.MjModel.from_xml_path(str(out / "identified.xml"))
+    data = mujoco.MjData(mj)
+    urdf = pin.buildModelFromUrdf(str(out / "identified.urdf"))
+    ids = [urdf.getJointId(j) for j in joints]
+    qadr = [mj.jnt_qposadr[mj.joint(j).id] for j in joints]
+    vadr = [mj.jnt_dofadr[mj.joint(j).id] for j in joints]
+    mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    mj.dof_damping[:] = 0.0
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, dq, ddq = rng.normal(size=(3, len(joints)))
+        full = pin.neutral(urdf)
+        full[[urdf.joints[i].idx_q for i in ids]] = q
+        v, a = np.zeros(urdf.nv), np.zeros(urdf.nv)
+        v[[urdf.joints[i].idx_v for i in ids]], a[[urdf.joints[i].idx_v for i in ids]] = dq, ddq
+        expected = pin.rnea(urdf, urdf.createData(), full, v, a)[[urdf.joints[i].idx_v for i in ids]]
+        data.qpos[qadr], data.qvel[vadr], data.qacc[vadr] = q, dq, ddq
+        mujoco.mj_inverse(mj, data)
+        armature = mj.dof_armature[vadr] * ddq
+        assert np.allclose(data.qfrc_inverse[vadr] - armature, expected, rtol=1e-5, atol=1e-6)  # MuJoCo's XML: 6 digits
+
+
+def test_a_vendor_urdf_with_two_origins_in_a_fixed_joint_gives_the_whole_result(vendor_urdf, panda_bag, tmp_path,
+                                                                                capsys):
+    out, clean = tmp_path / "vendor", tmp_path / "clean"
+    common = ["--bag", str(panda_bag), "--end", END_S, "--joints", ",".join(JOINTS)]
+    assert main(["identify", "--urdf", str(vendor_urdf), *common, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert main(["identify", "--urdf", str(example_robot_urdf(PANDA_ERD)), *common, "--out", str(clean)]) == 0
+    for name in ("parameters.yaml", "identified.urdf", "identified.xml", "report.json"):
+        assert (out / name).is_file(), name
+    vendor_values = yaml.safe_load((out / "parameters.yaml").read_text())["parameter_vector"]["values"]
+    clean_values = yaml.safe_load((clean / "parameters.yaml").read_text())["parameter_vector"]["values"]
+    assert np.allclose(vendor_values, clean_values, rtol=1e-9, atol=1e-12)  # the first <origin>, as urdfdom reads
+    identified = (out / "identified.urdf").read_text()
+    hand = ET.fromstring(identified).find("joint[@name='panda_hand_joint']")
+    assert len(hand.findall("origin")) == 1 and hand.find("origin").get("rpy") == "0 0 -0.7853981633974483"
+    assert "panda_hand_joint has 2 <origin>" in identified  # said in the file, as a comment
+    mujoco_matches_urdf(out, JOINTS)
+
+
+@pytest.mark.parametrize("method", ["wls", "ols"])
+def test_an_unconstrained_estimate_on_a_real_arm_keeps_identified_xml(method, panda_bag, tmp_path, capsys):
+    out = tmp_path / method
+    code = main(["identify", "--urdf", str(example_robot_urdf(PANDA_ERD)), "--bag", str(panda_bag), "--end", END_S,
+                 "--joints", ",".join(JOINTS), "--method", method, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    mujoco_matches_urdf(out, JOINTS)

@@ -12,12 +12,11 @@ import pytest
 from dynid_ros.errors import ModelError
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import TRIANGLE_MARGIN, inertia_about_com, link_parameters
-from dynid_ros.robot.urdf_source import parse_urdf, to_text, without_geometry
+from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.robot.urdf_writer import (
     attached_parameters,
     inertial_element,
     principal_with_margin,
-    urdf_link_inertia,
     write_identified_urdf,
 )
 
@@ -50,7 +49,7 @@ def _identified(model, seed: int):
 
 def _without_meshes(path) -> str:
     """The URDF without visual and collision geometry (MuJoCo would look for the package:// meshes)."""
-    return to_text(without_geometry(parse_urdf(path.read_text())))
+    return read_urdf(path.read_text(), path).dynamics_text()
 
 
 def _tree(element: ET.Element) -> tuple:
@@ -125,7 +124,7 @@ def test_a_wrist_lighter_than_its_fixed_hand_is_written_whole_and_the_hand_inert
     model = _panda()
     layout, delta = _identified(model, seed=4)
     last = layout.link_slice(len(layout.links) - 1)
-    own = urdf_link_inertia(ET.fromstring(model.urdf_xml), "panda_link7").toDynamicParameters()
+    own = read_urdf(model.urdf_xml).link_inertia("panda_link7").toDynamicParameters()
     delta[last] = 0.5 * own  # lighter than the 0.76 kg hand and fingers fixed to it
     out = tmp_path / "identified.urdf"
     warnings = write_identified_urdf(model, layout, delta, out)
@@ -214,7 +213,7 @@ def test_attached_parameters_are_the_hand_and_fingers_fixed_to_the_last_link():
     model = _panda()
     layout = model.layout_for()
     attached = attached_parameters(model, layout)
-    root = ET.fromstring(model.urdf_xml)
+    document = read_urdf(model.urdf_xml)
     last = layout.link_slice(len(layout.links) - 1)
     np.testing.assert_allclose(attached[:last.start], 0.0, atol=1e-12)  # nothing fixed to links 1-6
     assert attached[last.start] == pytest.approx(0.73 + 0.015 + 0.015, rel=1e-12)  # hand + two fingers [kg]
@@ -230,6 +229,6 @@ def test_attached_parameters_are_the_hand_and_fingers_fixed_to_the_last_link():
     total = pin.Inertia.Zero()
     for link in ("panda_hand", "panda_leftfinger", "panda_rightfinger"):  # each in joint 7's frame
         placement = joint7.actInv(data.oMf[full.getFrameId(link)])
-        total += placement.act(urdf_link_inertia(root, link))
+        total += placement.act(document.link_inertia(link))
     np.testing.assert_allclose(attached[last], total.toDynamicParameters(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(attached_parameters(_ur5(), _ur5().layout_for()), 0.0, atol=1e-12)  # UR5: none

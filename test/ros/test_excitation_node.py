@@ -6,6 +6,7 @@ action mode (control_msgs/FollowJointTrajectory, built by the test set-up) the c
 (a separate process, as launched) or, for the answers sim_node never gives, a plain rclpy ActionServer.
 """
 
+import re
 import threading
 import time
 
@@ -390,6 +391,25 @@ def test_wide_file_limits_and_motion_outside_the_urdf_are_refused(spinner, tmp_p
     assert "of the robot" in robot.status.last["message"] and "at t = " in robot.status.last["message"]
 
 
+def test_a_colliding_trajectory_file_is_refused_with_the_pair_named_and_nothing_sent(spinner):
+    """A trajectory made elsewhere (the Panda validation file shipped before collisions were checked) whose hand
+    goes through the table: the robot's collision geometry and its table refuse it before anything moves."""
+
+    from dynid_ros.excitation import load_trajectory
+
+    from support.paths import FILES
+
+    colliding = FILES / "panda_colliding_excitation.yaml"
+    q_start = load_trajectory(colliding).trajectory.evaluate(np.zeros(1))[0][0]  # at rest where the file starts
+    robot = Robot(spinner, PANDA, q_start)
+    excitation(spinner, colliding)
+    time.sleep(0.3)
+    response = call_trigger(robot.node, "/excitation_node/start", timeout=60.0)  # the 1 kHz check of 12.5 s
+    assert not response.success and "collision in the motion: " in response.message
+    assert re.search(r"panda_\w+ and (panda_\w+|table) intersect \d+\.\d cm deep at t = ", response.message)
+    refused(robot, "collision in the motion: ", start=False)
+
+
 def test_a_robot_joint_missing_from_the_joint_states_is_refused(spinner, tmp_path):
     """A trajectory of six joints; /joint_states lacks the seventh robot joint: its pose is unknown, refused."""
 
@@ -432,7 +452,8 @@ def test_robot_from_a_latched_robot_description_topic_is_the_authority(spinner, 
     description.publish(String(data=example_robot_urdf(PANDA_ERD).read_text()))
     path = write_wide(tmp_path / "wide.yaml", outside_urdf_trajectory())
     robot = Robot(spinner, [*PANDA, "panda_finger_joint1", "panda_finger_joint2"], [*HOME, 0.0, 0.0])
-    excitation(spinner, path, robot="", robot_description_topic="/robot_description")
+    excitation(spinner, path, robot="", robot_description_topic="/robot_description",
+               package_dirs=[str(example_robot_urdf(PANDA_ERD).parents[3])])  # its package:// collision meshes
     time.sleep(0.3)
     refused(robot, "joint panda_joint4: position")
     assert "robot_description" in robot.status.last["message"]

@@ -52,11 +52,16 @@ def launch_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     old = os.environ.get("AMENT_PREFIX_PATH")
     prefix = ament_prefix(tmp_path_factory.mktemp("ament") / "prefix")
     os.environ["AMENT_PREFIX_PATH"] = os.pathsep.join([str(prefix), old or sys.prefix])  # the venv: ros-jazzy index
+    # where a ROS user's environment finds example-robot-data's package:// collision meshes (a URDF from a topic
+    # has no folder of its own); excitation_node reads them to check the motion's clearance
+    old_packages = os.environ.get("ROS_PACKAGE_PATH")
+    os.environ["ROS_PACKAGE_PATH"] = str(example_robot_urdf(UR5_ERD).parents[4])
     yield dict(os.environ)
-    if old is None:
-        os.environ.pop("AMENT_PREFIX_PATH", None)
-    else:
-        os.environ["AMENT_PREFIX_PATH"] = old
+    for name, value in (("AMENT_PREFIX_PATH", old), ("ROS_PACKAGE_PATH", old_packages)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="module")

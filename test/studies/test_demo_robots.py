@@ -23,7 +23,7 @@ from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, UR5_ERD, example_robot_u
 
 UR10_ERD = "ur_description/urdf/ur10_robot.urdf"
 Z1_ERD = "z1_description/urdf/z1.urdf"
-SHORT_RUN = ["--time-budget", "6", "--cycles", "1"]
+SHORT_RUN = ["--time-budget", "40", "--cycles", "1"]  # clear of the robot and its table: 6 s did not finish a start
 
 
 @pytest.mark.parametrize("relative", [PANDA_ERD, UR5_ERD, UR10_ERD], ids=["panda", "ur5", "ur10"])
@@ -39,7 +39,7 @@ def test_demo_urdf_as_shipped_within_noise_floor_feasible_closer_and_loadable(re
     assert summary["derived_from_urdf"] == ["identification", "excitation", "simulation"]
     assert summary["excitation"]["identification"]["saturated_steps"] == 0
     timings = summary["timings_s"]
-    assert timings["excitation_identification"] + timings["excitation_validation"] <= 6 + 4  # --time-budget 6
+    assert timings["excitation_identification"] + timings["excitation_validation"] <= 40 + 10  # --time-budget 40
     assert str(out / "report.md") in capsys.readouterr().out
 
     identified = out / "result" / "identified.urdf"

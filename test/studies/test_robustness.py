@@ -12,7 +12,6 @@ position-dependent torque term (item 4: never without evidence); in (f) the term
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 import numpy as np
@@ -22,7 +21,7 @@ from dynid_ros.dynamics.regressor import torques
 from dynid_ros.errors import ConfigError
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import link_parameters
-from dynid_ros.robot.urdf_writer import urdf_link_inertia
+from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 from dynid_ros.sim.scaled_robot import scaled_urdf
 from dynid_ros.studies.robustness import CASES, TOOL_MASS, run_case, scale_factors
@@ -109,9 +108,9 @@ def test_exact_offsets_move_every_mass_by_the_stated_fraction_and_com_by_the_sta
     model = load_model(urdf=PANDA)
     layout = model.layout_for((), armature=False)
     truth = GroundTruth(mass=0.3, com=0.03, exact=True, seed=2)
-    root = ET.fromstring(model.urdf_xml)
+    document = read_urdf(model.urdf_xml)
     for link, inertia in truth.link_inertias(model).items():
-        nominal = urdf_link_inertia(root, link)
+        nominal = document.link_inertia(link)
         assert np.isclose(abs(inertia.mass / nominal.mass - 1.0), 0.3), link
         assert np.isclose(np.linalg.norm(np.array(inertia.lever) - np.array(nominal.lever)), 0.03), link
     assert not np.allclose(truth.parameter_vector(model, layout), nominal_parameters(model, layout))

@@ -9,7 +9,8 @@ A skipped test (or a module skipped at import) is reported as a failure, except
   * the rosdep key checks while ``DYNID_ROSDISTRO`` is unset (no rosdistro snapshot beside the clone), and
   * the dVRK-data tests while ``DYNID_DVRK_DATA`` is unset (a clone without the data set), and
   * the tests against the real ros2_control stack while ``DYNID_ROS2_CONTROL`` is unset and the venv has no
-    ``ros2_control_env.sh`` (a clone without the ros2_control folder beside it).
+    ``ros2_control_env.sh`` (a clone without the ros2_control folder beside it), and
+  * the URDF-zoo tests while ``DYNID_URDF_ZOO`` is unset (a clone without the zoo beside it).
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def allowed_skip(item: pytest.Item, reason: str) -> bool:
-    from support import dvrk_data, launch_stack, panda_data, ros2_control_stack, rosdistro_index
+    from support import dvrk_data, launch_stack, panda_data, ros2_control_stack, rosdistro_index, urdf_zoo
 
-    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data, ros2_control_stack):
+    for data in (panda_data, launch_stack, rosdistro_index, dvrk_data, ros2_control_stack, urdf_zoo):
         if data.UNSET_REASON in reason and not os.environ.get(data.ENV):
             return True
     return item.get_closest_marker("hardware") is not None and item.nodeid in HARDWARE_TESTS

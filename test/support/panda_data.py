@@ -50,10 +50,13 @@ def panda_series() -> JointStateSeries:
     return JointStateSeries(list(JOINTS), t.copy(), q.copy(), dq.copy(), tau.copy())
 
 
-def write_panda_bag(path: Path, storage: str = "mcap") -> Path:
-    """The run as a rosbag2 of ``sensor_msgs/JointState`` on ``/joint_states`` (header stamps from the data)."""
+def write_panda_bag(path: Path, storage: str = "mcap", velocities: bool = True) -> Path:
+    """The run as a rosbag2 of ``sensor_msgs/JointState`` on ``/joint_states`` (header stamps from the data);
+    ``velocities`` False: the messages carry positions and efforts only, as several drivers publish them."""
     from dynid_ros.data.bag_io import write_joint_states
 
     series = panda_series()
     series.t = series.t + 1_700_000_000.0  # a realistic absolute stamp
+    if not velocities:
+        series.velocity = None
     return write_joint_states(path, series, topic="/joint_states", storage=storage)

@@ -1,0 +1,144 @@
+"""A result's check of itself, before it is written: a result that fails it is an error, never an output.
+
+An identification exits 0 only when
+
+- its masses are finite and positive: every identified body's, and every link's without the parts attached to it
+  (a hand fixed to the last link, a detected load);
+- it fits its own window better than no model at all (a relative error below 1: predicting zero torque scores
+  exactly 1) and better than the nominal description does on the same window (the same processed samples, against
+  the same recorded torque) -- or, for the latter, no better is possible: the fit is as good as the best
+  least-squares fit of the same model on the window, within the noise (an F-test at :data:`SIGNIFICANCE` on the
+  residual sums of squares, its degrees of freedom divided by the integrated autocorrelation time of the best
+  fit's residual: correlated noise carries fewer independent samples), so the nominal model, no worse, is right
+  already; the check says so;
+- ``dynid validate``'s own computation, from the files as written (``parameters.yaml``, ``identified.urdf``: the
+  model, the parameter vector, the sigmoid friction, the position-dependent torques) on the identification's own
+  processed samples, gives the number ``identify`` reports (to :data:`AGREEMENT`, relative).
+
+A wrong answer (a fit worse than the URDF the user already had, a negative mass, files that do not reproduce the fit)
+thus stops at ``identify`` with one line saying which check failed, instead of reaching a user's simulator or
+controller. Identifications without a torque window (from M(q) and g(q)) are checked for their masses; the report
+says why the other checks do not apply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.stats
+
+from dynid_ros.data.signal_processing import ProcessedData
+from dynid_ros.dynamics.regressor import regressor_chunks, torques
+from dynid_ros.errors import EstimationError
+from dynid_ros.estimation.estimators import compress
+from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.residual_model import residual_inflation
+from dynid_ros.identification.identification_result import IdentificationResult
+from dynid_ros.reporting.validate import validate_processed
+from dynid_ros.robot.urdf_writer import attached_parameters
+
+SIGNIFICANCE = 0.99
+"""Confidence of the F-test that the data improve on the nominal model."""
+AGREEMENT = 1e-6
+"""Largest relative difference between ``identify``'s error and the validation of the written files on the same
+samples (both evaluate the same model on the same numbers; more is a file that does not hold the fit)."""
+
+
+class ResultCheckError(EstimationError):
+    """A result failed its own check (:mod:`dynid_ros.reporting.result_check`)."""
+
+
+@dataclass
+class ResultCheck:
+    """What :func:`check_result` found (``report.json`` ``sanity_check``)."""
+
+    relative_error: float | None
+    nominal_relative_error: float | None = None
+    least_squares_relative_error: float | None = None
+    validation_relative_error: float | None = None
+    problems: list[str] = field(default_factory=list)
+    explanations: list[str] = field(default_factory=list)
+    """Why a check does not apply, or why a fit no better than the nominal one is accepted."""
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "relative_error": self.relative_error,
+                "nominal_relative_error": self.nominal_relative_error,
+                "least_squares_relative_error": self.least_squares_relative_error,
+                "validation_relative_error": self.validation_relative_error,
+                "problems": list(self.problems), "explanations": list(self.explanations)}
+
+    def raise_if_failed(self) -> None:
+        """ResultCheckError, one line naming every failed check."""
+        if self.problems:
+            raise ResultCheckError(f"the result fails its own check, nothing written: {'; '.join(self.problems)}")
+
+
+def check_result(result: IdentificationResult, directory: Path) -> ResultCheck:
+    """Check ``result`` and its files as written in ``directory`` (module docstring)."""
+    check = ResultCheck(float(result.relative_error))
+    _check_masses(result, check)
+    fit = result.fit
+    if fit is None:
+        check.explanations.append("identified from M(q) and g(q): no torque window to compare with the nominal "
+                                  "model or to validate on")
+        return check
+    _check_against_nominal(result, check)
+    data = ProcessedData(t=fit.t, q=fit.q, dq=fit.dq, ddq=fit.ddq, tau=fit.tau, tau_raw=fit.tau, rate_hz=0.0)
+    validated = validate_processed(Path(directory), data).relative_error
+    check.validation_relative_error = float(validated)
+    if not abs(validated - result.relative_error) <= AGREEMENT * max(abs(result.relative_error), 1e-12):
+        check.problems.append(f"the files as written predict its own window with {100 * validated:.4g} % error, "
+                              f"not the {100 * result.relative_error:.4g} % identify computed")
+    return check
+
+
+def _check_masses(result: IdentificationResult, check: ResultCheck) -> None:
+    layout = result.layout
+    masses = result.delta[layout.indices("m")]
+    own = masses - attached_parameters(result.model, layout)[layout.indices("m")]
+    bad = [f"{link} {body:.4g} kg (the link itself {alone:.4g} kg)" for link, body, alone in
+           zip(layout.links, masses, own) if not (np.isfinite(body) and np.isfinite(alone) and body > 0 and alone > 0)]
+    if bad:
+        check.problems.append(f"mass not finite and positive: {', '.join(bad)}")
+
+
+def _check_against_nominal(result: IdentificationResult, check: ResultCheck) -> None:
+    """Better than the nominal model on the window, or as good as any fit of the model can be (then the nominal
+    model, no worse, is too)."""
+    fit, model = result.fit, result.model
+    nominal = torques(model, result.layout, result.nominal, fit.q, fit.dq, fit.ddq)
+    error_nominal = relative_error(fit.tau, nominal)[0]
+    check.nominal_relative_error = float(error_nominal)
+    if not result.relative_error < 1.0:  # zero torque scores 1: whatever the nominal model does, this explains nothing
+        check.problems.append(f"it fits its own window with {100 * result.relative_error:.4g} % error, no better "
+                              "than predicting no torque at all (100 %)")
+    if result.relative_error < error_nominal:
+        return
+    w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
+    tau = np.asarray(fit.tau, dtype=float).reshape(-1)
+    energy = max(float(tau @ tau), 1e-300)
+    r, rho1, rho2 = compress(w_b, tau)
+    rss_floor = rho2**2  # the best least-squares fit of the same model on the same samples
+    check.least_squares_relative_error = float(np.sqrt(rss_floor / energy))
+    rows, n_base = tau.size, w_b.shape[1]
+    beta = np.linalg.lstsq(r, rho1, rcond=None)[0]
+    # the noise's correlation, from the best fit's residual: the candidate's own residual carries its systematic
+    # error, whose long correlation would excuse any miss
+    inflation = residual_inflation((tau - w_b @ beta).reshape(np.shape(fit.tau)[0], -1))
+    excess = (result.relative_error**2 * energy - rss_floor) / n_base / max(rss_floor / (rows - n_base), 1e-300)
+    if excess <= inflation * scipy.stats.f.ppf(SIGNIFICANCE, n_base, max(rows / inflation - n_base, 1.0)):
+        check.explanations.append(
+            f"the fit ({100 * result.relative_error:.4g} %) is no better than the nominal model "
+            f"({100 * error_nominal:.4g} %) on its window, and none could be: it is as good as the best least-squares "
+            f"fit of the model ({100 * check.least_squares_relative_error:.4g} %) within the noise (F-test, "
+            f"{100 * SIGNIFICANCE:g} %)")
+        return
+    check.problems.append(f"it fits its own window worse ({100 * result.relative_error:.4g} %) than the nominal model "
+                          f"({100 * error_nominal:.4g} %), and the data allow better (least squares: "
+                          f"{100 * check.least_squares_relative_error:.4g} %)")

@@ -1,0 +1,124 @@
+"""The one conversion of a robot to MuJoCo: a :class:`~dynid_ros.robot.model.RobotModel` as a ``mujoco.MjSpec``.
+
+The simulator (:mod:`dynid_ros.sim.mujoco_model`, :mod:`dynid_ros.sim.coupled_drive`) and ``identified.xml``
+(:mod:`dynid_ros.robot.mjcf_writer`) both build their MuJoCo model here, from the model dynid_ros identifies:
+the URDF as the one reader (:mod:`dynid_ros.robot.urdf_document`) and pinocchio read it, reduced to its moving
+joints. MuJoCo's own URDF parser is not used: it reads a file differently from urdfdom (it refuses repeated
+elements, ignores none of its own ``<mujoco>`` extensions, checks every fixed link's inertia on its own although
+only the bodies that move matter), so the robot MuJoCo simulated was not always the robot identified. MuJoCo is the
+independent dynamics engine (its own ``M(q)``, ``c(q, q')``, ``g(q)``, integrator, friction and equality
+constraints); the kinematics and inertials are the identified model's.
+
+The model, body by body:
+
+- one body per moving joint of the model (identified joints and the mimic followers that move with them), named
+  after the link the joint moves, placed by the joint's placement in its parent; its inertia is the composite of
+  that link and everything rigidly attached to it (fixed links, joints locked at their positions), as pinocchio
+  computes with;
+- its joint: a hinge or slide along the joint's axis, named as in the URDF, with the URDF's position range and
+  effort limit (``actuatorfrcrange``); continuous joints have no range;
+- a mimic follower's joint is tied to its leader by a joint equality constraint ``q_f = offset + multiplier q_l``;
+- every other link of the description (flange, tool frames, sensor frames) is a site at its place on its body;
+- gravity is the model's; there is no geometry (the simulator and ``identified.xml`` hold dynamics).
+
+A moving body with no mass at all (a massless link between two joints, as some descriptions have for a
+universal joint) gets :data:`MASS_FLOOR` and :data:`INERTIA_FLOOR` (MuJoCo's ``boundmass``/``boundinertia``):
+MuJoCo refuses a massless moving body; the floors change joint torques by less than 1e-9 N m.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynid_ros.errors import ModelError
+from dynid_ros.robot.model import PRISMATIC, RobotModel, joint_kinematics
+
+MASS_FLOOR = 1e-12
+"""[kg] MuJoCo's ``boundmass``: the least mass of a body (MuJoCo refuses a moving body below ~1e-15)."""
+INERTIA_FLOOR = 1e-12
+"""[kg m^2] MuJoCo's ``boundinertia``: the least principal moment of a body."""
+
+
+def mujoco_spec(model: RobotModel) -> object:
+    """The ``mujoco.MjSpec`` of ``model`` (module docstring); compile it with :func:`compile_spec`."""
+    import mujoco  # deferred: MuJoCo loads only where a MuJoCo model is built
+    import pinocchio as pin
+
+    pm = model.expanded if model.expanded is not None else model.pin_model
+    kinematics = joint_kinematics(pm)
+    spec = mujoco.MjSpec()
+    spec.modelname = str(pm.name or "robot")
+    spec.compiler.degree = False  # joint ranges in radians, as the URDF
+    spec.compiler.boundmass = MASS_FLOOR
+    spec.compiler.boundinertia = INERTIA_FLOOR
+    spec.option.gravity = [float(g) for g in pm.gravity.linear]
+    bodies = {0: spec.worldbody}
+    limits = _joint_limits(model)
+    for j in range(1, pm.njoints):
+        placement = pm.jointPlacements[j]
+        rotation = pin.Quaternion(placement.rotation)
+        inertia = pm.inertias[j]
+        i_com = np.array(inertia.inertia)
+        body = bodies[pm.parents[j]].add_body(name=model.links[j - 1] if j - 1 < len(model.links) else pm.names[j],
+                                             pos=[float(v) for v in placement.translation],
+                                             quat=[rotation.w, rotation.x, rotation.y, rotation.z])
+        body.explicitinertial = True
+        body.mass = float(inertia.mass)
+        body.ipos = [float(v) for v in inertia.lever]
+        body.fullinertia = [i_com[0, 0], i_com[1, 1], i_com[2, 2], i_com[0, 1], i_com[0, 2], i_com[1, 2]]
+        kind = kinematics[j - 1]
+        hinge = mujoco.mjtJoint.mjJNT_SLIDE if kind.kind == PRISMATIC else mujoco.mjtJoint.mjJNT_HINGE
+        joint = body.add_joint(name=pm.names[j], axis=[float(v) for v in kind.axis], type=hinge)
+        low, high, effort = limits.get(pm.names[j], (-np.inf, np.inf, np.inf))
+        if np.isfinite(low) and np.isfinite(high):
+            joint.range = [float(low), float(high)]
+            joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+        if np.isfinite(effort):
+            joint.actfrcrange = [-float(effort), float(effort)]
+            joint.actfrclimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        bodies[j] = body
+    _add_frame_sites(model, pm, bodies)
+    for follower, term in model.following().items():
+        equality = spec.add_equality(type=mujoco.mjtEq.mjEQ_JOINT, name1=follower, name2=str(term["leader"]))
+        equality.data[:5] = (float(term["offset"]), float(term["multiplier"]), 0.0, 0.0, 0.0)  # polynomial
+    return spec
+
+
+def _joint_limits(model: RobotModel) -> dict[str, tuple[float, float, float]]:
+    """``{joint: (lower, upper, effort)}`` of the identified joints (inf where the description has none)."""
+    return {joint: (float(model.position_limits[k, 0]), float(model.position_limits[k, 1]),
+                    float(model.effort_limits[k])) for k, joint in enumerate(model.joints)}
+
+
+def _add_frame_sites(model: RobotModel, pm: object, bodies: dict[int, object]) -> None:
+    """A site for every body frame of the description that is not a body of the MuJoCo model (fixed links)."""
+    import pinocchio as pin
+
+    names = {body.name for body in bodies.values() if body is not None}
+    for frame in pm.frames:
+        if frame.type != pin.FrameType.BODY or frame.name in names or frame.parentJoint == 0:
+            continue
+        rotation = pin.Quaternion(frame.placement.rotation)
+        bodies[frame.parentJoint].add_site(name=frame.name, pos=[float(v) for v in frame.placement.translation],
+                                           quat=[rotation.w, rotation.x, rotation.y, rotation.z])
+        names.add(frame.name)
+
+
+def compile_spec(spec: object, what: str) -> object:
+    """``spec.compile()``; ModelError ``"<what>: <MuJoCo's whole reason>"`` when MuJoCo refuses it."""
+    try:
+        return spec.compile()
+    except ValueError as err:
+        raise ModelError(f"{what}: {mujoco_reason(err)}") from err
+
+
+def mujoco_reason(err: Exception) -> str:
+    """MuJoCo's error as one line: the reason and the element it names (MuJoCo puts them on two lines:
+    ``Error: <reason>`` then ``Element name '<body>', id <k>``)."""
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    reason = lines[0].removeprefix("Error:").strip() if lines else type(err).__name__
+    element = next((line for line in lines[1:] if line.startswith("Element name")), "")
+    if element:
+        name = element.split("'")[1] if "'" in element else element
+        return f"{reason} (MuJoCo; body or joint {name})"
+    return reason + (f" ({'; '.join(lines[1:])})" if len(lines) > 1 else "")

@@ -1,0 +1,117 @@
+"""The clearance an excitation keeps from the robot's own links, its table and its workcell: the shipped trajectories
+and optimized ones, measured with pinocchio + coal directly (test/support/direct_clearance), not through the
+package's collision model."""
+
+from __future__ import annotations
+
+import coal
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
+from dynid_ros.robot.collision import CollisionSettings
+from dynid_ros.robot.config import load_config
+from dynid_ros.robot.model import load_model
+
+from support.direct_clearance import direct_clearance, resolved_urdf
+from support.paths import REPO
+
+SHIPPED = REPO / "dynid_ros" / "robot" / "trajectories"
+MARGIN = 0.02
+SAMPLE_HZ = 100.0
+
+
+def _samples(trajectory, rate_hz: float = SAMPLE_HZ) -> np.ndarray:
+    t = np.arange(0.0, trajectory.period, 1.0 / rate_hz)
+    return trajectory.evaluate(t)[0]
+
+
+def _clearance(robot: str, trajectory, start_pose: np.ndarray | None = None):
+    text = resolved_urdf(REPO / "urdf" / f"{robot}.urdf", {"dynid_ros": REPO})
+    return direct_clearance(text, list(trajectory.joints), _samples(trajectory), start=start_pose, margin=MARGIN)
+
+
+@pytest.mark.parametrize("name", ["panda_identification", "panda_validation", "ur5e_identification",
+                                  "ur5e_validation"])
+def test_the_shipped_trajectories_keep_clear_of_the_robot_and_its_table(name):
+    """One period at 100 Hz: no pair of links in contact, no link below the table plus the margin (less 1 mm), the
+    pairs that start apart by twice the margin at least the margin apart (less 1 mm)."""
+    robot = name.split("_")[0]
+    excitation = load_trajectory(SHIPPED / f"{name}.yaml")
+    found = _clearance(robot, excitation.trajectory)
+    assert found.in_collision == 0 and found.self_distance > 0, found
+    assert found.lowest >= MARGIN - 1e-3, found
+    assert found.regular >= MARGIN - 1e-3, found
+    summary = excitation.info["collision"]
+    assert summary["margin_m"] == MARGIN and summary["smallest_clearance_m"] > 0
+    assert summary["environment"] == ["table (plane)"] and summary["not_checked"] == []
+
+
+def _hand_positions(model: pin.Model, q: np.ndarray, frame: str) -> np.ndarray:
+    data = model.createData()
+    out = []
+    for sample in q:
+        config = pin.neutral(model)
+        config[: len(sample)] = sample
+        pin.framesForwardKinematics(model, data, config)
+        out.append(np.array(data.oMf[model.getFrameId(frame)].translation))
+    return np.array(out)
+
+
+def test_the_optimizer_routes_around_a_box_in_the_way():
+    """A box where the hand of the excitation optimized without it passes (and clear of where it starts): optimized
+    with the box, the robot keeps the margin from it (measured with coal directly) and from the table."""
+    urdf = REPO / "urdf" / "panda.urdf"
+    model = load_model(urdf=urdf)
+    config = load_config(REPO / "config" / "panda.yaml")
+    common = {"harmonics": 2, "frequency_hz": 0.5, "n_starts": 1, "max_iterations": 25, "time_budget_s": 600.0,
+              "seed": 4, "max_condition_number": 1e9}  # a short motion: the routing matters here, not the fit
+    free = optimize_excitation(model, ExcitationOptions.from_config(
+        config["excitation"], collision=CollisionSettings.from_config({"environment": [{"type": "plane"}]}),
+        **common), progress=False)
+    kinematic = pin.buildModelFromUrdf(str(urdf))
+    q_free = _samples(free.trajectory)
+    hand = _hand_positions(kinematic, q_free, "panda_hand")
+    far = np.linalg.norm(hand - hand[0], axis=1)
+    k = int(np.argmax(far))
+    assert far[k] > 0.25  # the hand moves: the box can be on its way and away from its start
+    centre = hand[k]
+    box = {"type": "box", "name": "fixture", "size": [0.12, 0.12, 0.12], "xyz": centre.tolist()}
+    settings = CollisionSettings.from_config({"environment": [{"type": "plane"}, box]})
+    routed = optimize_excitation(model, ExcitationOptions.from_config(config["excitation"], collision=settings,
+                                                                      **common), progress=False)
+    distances = _box_distances(urdf, routed.trajectory, centre, 0.12)
+    assert _box_distances(urdf, free.trajectory, centre, 0.12).min() < 0  # it was in the way
+    assert distances.min() >= MARGIN - 1e-3
+    assert _clearance("panda", routed.trajectory).lowest >= MARGIN - 1e-3
+    assert "fixture (box)" in routed.info["collision"]["environment"]
+
+
+def _box_distances(urdf, trajectory, centre: np.ndarray, size: float) -> np.ndarray:
+    """Per sample: the smallest distance of the robot's convex collision hulls to the box (coal directly)."""
+    text = resolved_urdf(urdf, {"dynid_ros": REPO})
+    model = pin.buildModelFromXML(text)
+    geom = pin.buildGeomFromUrdfString(model, text, pin.COLLISION)
+    hulls = []
+    for obj in geom.geometryObjects:
+        geometry = obj.geometry
+        if isinstance(geometry, coal.BVHModelBase):
+            geometry.buildConvexHull(True, "Qt")
+            geometry = geometry.convex
+        hulls.append(geometry)
+    box, box_pose = coal.Box(size, size, size), coal.Transform3s(np.eye(3), centre)
+    data, gdata = model.createData(), geom.createData()
+    request, result = coal.DistanceRequest(), coal.DistanceResult()
+    out = []
+    for sample in _samples(trajectory):
+        config = pin.neutral(model)
+        config[: len(sample)] = sample
+        pin.updateGeometryPlacements(model, data, geom, gdata, config)
+        best = np.inf
+        for hull, placement in zip(hulls, gdata.oMg):
+            result.clear()
+            pose = coal.Transform3s(placement.rotation, placement.translation)
+            best = min(best, coal.distance(hull, pose, box, box_pose, request, result))
+        out.append(best)
+    return np.array(out)
