@@ -8,7 +8,7 @@ from pathlib import Path
 from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
-from dynid_ros.identification.options import METHODS
+from dynid_ros.identification.options import HYPERPARAMETERS, METHODS
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 from dynid_ros.workflow.payload_run import PayloadInputs, identify_payload_into
 
@@ -55,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "2021 eq. 2); not with --effort-scale")
     parser.add_argument("--prior", choices=("nominal", "none"), default=None,
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
+    parser.add_argument("--hyperparameters", choices=HYPERPARAMETERS, default=None,
+                        help="FBPE's prior scale per group (link masses, CoMs, inertias, joint terms) and noise per "
+                             "joint: evidence = chosen by the data, type-II maximum likelihood on the linear-Gaussian "
+                             "part (MacKay 1992); stated = the prior_tolerance values and the residual "
+                             "variance as given (default)")
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")
     parser.add_argument("--strict", action="store_true", default=None,

@@ -57,18 +57,28 @@ def effort_scale_vector(scale: list[float] | tuple[float, ...] | np.ndarray, nam
 
 
 CUTOFF_AUTO = "auto"
-"""The ``cutoff_hz`` that asks the identification to choose the cutoff from the data by cross-validation."""
+"""The ``cutoff_hz`` chosen on the data by time-blocked cross-validation on the leading window
+(:mod:`dynid_ros.identification.cutoff_selection`), where the caller can score a cutoff (a :data:`CutoffChooser`:
+the identification, with its model); elsewhere the bandwidth rule's."""
 CUTOFF_BANDWIDTH = "bandwidth"
 """The ``cutoff_hz`` (the default) derived from the excitation's bandwidth and the sample rate
 (:mod:`dynid_ros.data.bandwidth`)."""
+
+CutoffChooser = Callable[[np.ndarray, "list[np.ndarray | None]", "ProcessingOptions", float],
+                         "tuple[ProcessingOptions, dict]"]
+"""``choose(t, fields, options, rate) -> (options, record)``: the processing options with a cutoff chosen on the
+leading window's samples (stamps ``t``; position, velocity, effort ``fields``, None where not recorded; sample
+``rate`` [Hz]) and the record of how (``processing.cutoff_choice``)."""
 
 
 @dataclass(init=False)
 class ProcessingOptions:
     """How joint states become regression data. Every field has a default; unknown keys raise ConfigError.
 
-    The cutoff is derived from the excitation's bandwidth and the sample rate by default
-    (:mod:`dynid_ros.data.bandwidth`; ``python benchmarks/cutoff_rule.py``). The other defaults were measured
+    The cutoff is derived from the excitation's bandwidth by default (``bandwidth``); ``auto`` chooses it by
+    time-blocked cross-validation on the first minute, streamed (:mod:`dynid_ros.identification.cutoff_selection`;
+    ``python benchmarks/cutoff_rule.py``). The other defaults were
+    measured
     on the real Panda run (OLS on the first 70 %, relative error against the raw torque on the last 30 %,
     decimation 100 Hz; ``python benchmarks/tune_processing.py``): cutoff
     2 / 3 / 5 / 6 / 8 / 10 / 15 / 20 / 30 Hz gave 3.22 / 2.77 / 2.68 / 2.66 / 2.68 / 2.72 / 3.11 / 3.74 /
@@ -79,12 +89,14 @@ class ProcessingOptions:
 
     Attributes:
         rate_hz: rate of the uniform grid the data is resampled to [Hz]; None = the median rate of the data.
-        cutoff_hz: Butterworth cutoff for q and q' [Hz]; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`, the default):
-            derived from the excitation's bandwidth (measured on the data's first ``BANDWIDTH_WINDOW_S`` seconds)
-            and the sample rate, the decimation with it (:mod:`dynid_ros.data.bandwidth`); ``"auto"``
-            (:data:`CUTOFF_AUTO`): chosen by the identification by time-blocked cross-validation
-            (:mod:`dynid_ros.identification.cutoff_selection`; the whole window in memory). Either way the number used
-            is stored (``cutoff_hz``, ``decimate_hz``) with how it was found (``cutoff_choice``).
+        cutoff_hz: Butterworth cutoff for q and q' [Hz]; ``"auto"`` (:data:`CUTOFF_AUTO`): chosen by
+            the identification by time-blocked cross-validation on the data's first ``BANDWIDTH_WINDOW_S`` seconds
+            (:mod:`dynid_ros.identification.cutoff_selection`; streamed, the decimation with it), the bandwidth
+            rule's where nothing can score a cutoff; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`, the default): derived
+            from the
+            excitation's bandwidth (measured on the same samples) and the sample rate (:mod:`dynid_ros.data.bandwidth`).
+            Either way the number used is stored (``cutoff_hz``, ``decimate_hz``) with how it was found
+            (``cutoff_choice``).
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered), "differentiate" (the derivative of the
             filtered position), or None (the default): measured when the joint states carry a velocity for every
@@ -265,18 +277,19 @@ never start before an earlier one (a bag read in order: :class:`dynid_ros.data.b
 
 
 def process(series: JointStateSeries, options: ProcessingOptions | None = None,
-            chunk_s: float | None = None) -> ProcessedData:
+            chunk_s: float | None = None, chooser: CutoffChooser | None = None) -> ProcessedData:
     """Filtered q, q', q'' and torque at recorded samples, for the regression (module docstring).
 
     Gaps in the stamps (steps longer than :func:`gap_threshold`: a dropped connection, a paused recording) split
     the data into segments, each resampled, filtered, differentiated and trimmed on its own, never interpolated
     across; a segment too short to filter is left out. ``ProcessedData.segments`` reports them all.
-    ``chunk_s``: process ``chunk_s`` seconds at a time (:func:`process_rows`), None: each segment at once."""
+    ``chunk_s``: process ``chunk_s`` seconds at a time (:func:`process_rows`), None: each segment at once;
+    ``chooser``: how ``cutoff_hz: auto`` is chosen (:func:`process_rows`)."""
     options = options or ProcessingOptions()
     check_fields(series.velocity is not None, series.effort is not None, options)
     fields = [series.position, series.velocity, series.effort]
     return process_rows(np.asarray(series.t, dtype=float), lambda a, b: [None if f is None else f[a:b] for f in fields],
-                        options, chunk_s)
+                        options, chunk_s, chooser)
 
 
 def check_fields(velocity: bool, effort: bool, options: ProcessingOptions) -> None:
@@ -303,17 +316,19 @@ def resolved_velocity_source(options: ProcessingOptions, has_velocity: bool) -> 
     return replace(options, velocity_source="differentiate"), [DIFFERENTIATED_NOTE]
 
 
-def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_s: float | None = None
-                 ) -> ProcessedData:
+def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_s: float | None = None,
+                 chooser: CutoffChooser | None = None) -> ProcessedData:
     """:func:`process` of the samples at stamps ``t`` whose values ``fetch`` returns, ``chunk_s`` seconds of each
     segment at a time (None: a segment at once).
 
     Each chunk is resampled, filtered and differentiated on the segment's grid with :func:`settle_samples` of
     the segment around it on both sides (the zero-phase filter's transient from the chunk's edges has decayed
     below ``EDGE_TOLERANCE`` there) and the segment's own padding at its ends: the kept samples are those of the
-    whole segment processed at once (to round-off). Only the kept (decimated) samples are held."""
-    if options.cutoff_hz == CUTOFF_AUTO:
-        raise ConfigError("processing cutoff_hz 'auto' is chosen by the identification; here give a number [Hz]")
+    whole segment processed at once (to round-off). Only the kept (decimated) samples are held.
+
+    A cutoff not given as a number is found first, on the samples of the first ``BANDWIDTH_WINDOW_S`` seconds (read
+    once; a streamed bag keeps them for the first chunk): ``auto`` by ``chooser`` (the identification's time-blocked
+    cross-validation), or, without one, and for ``bandwidth``, by the bandwidth rule (:func:`with_derived_cutoff`)."""
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
@@ -321,8 +336,12 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     options, notes = resolved_velocity_source(options, first_velocity is not None and
                                               bool(np.isfinite(first_velocity).all()))
     choice = None
-    if options.cutoff_hz == CUTOFF_BANDWIDTH:
-        options, choice = with_derived_cutoff(t, fetch, options, rate)
+    if options.cutoff_hz == CUTOFF_AUTO and chooser is not None:
+        stop = leading_samples(t)
+        options, choice = chooser(t[:stop], fetch(0, stop), options, rate)
+    elif options.cutoff_hz in (CUTOFF_AUTO, CUTOFF_BANDWIDTH):
+        options, derived = with_derived_cutoff(t, fetch, options, rate)
+        choice = derived.to_dict()
     parts, report, reasons = [], [], []
     for part in segments(t, gap_threshold(t, options)):
         entry = {"start_s": float(t[part.start] - t[0]), "end_s": float(t[part.stop - 1] - t[0]),
@@ -342,7 +361,12 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     n = values.shape[1] // 5
     return ProcessedData(t=t[keep], q=values[:, :n], dq=values[:, n:2 * n], ddq=values[:, 2 * n:3 * n],
                          tau=values[:, 3 * n:4 * n], tau_raw=values[:, 4 * n:], rate_hz=float(rate), segments=report,
-                         options=options, cutoff_choice=None if choice is None else choice.to_dict(), notes=notes)
+                         options=options, cutoff_choice=choice, notes=notes)
+
+
+def leading_samples(t: np.ndarray) -> int:
+    """How many of the samples at stamps ``t`` lie in the first ``BANDWIDTH_WINDOW_S`` seconds (at least 2)."""
+    return max(2, int(np.searchsorted(t, t[0] + BANDWIDTH_WINDOW_S, side="right")))
 
 
 def with_derived_cutoff(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, rate: float
@@ -350,7 +374,7 @@ def with_derived_cutoff(t: np.ndarray, fetch: Fetch, options: ProcessingOptions,
     """``options`` with the cutoff and decimation derived from the bandwidth of the motion in the first
     ``BANDWIDTH_WINDOW_S`` seconds at stamps ``t`` (read with ``fetch`` from the first sample: a streamed bag keeps
     them for the first chunk) and the sample ``rate`` (:mod:`dynid_ros.data.bandwidth`)."""
-    stop = max(2, int(np.searchsorted(t, t[0] + BANDWIDTH_WINDOW_S, side="right")))
+    stop = leading_samples(t)
     position, velocity, _ = fetch(0, stop)
     differentiate = options.velocity_source == "differentiate" or velocity is None
     signal = np.asarray(position if differentiate else velocity, dtype=float)

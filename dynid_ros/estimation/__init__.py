@@ -2,7 +2,8 @@
 
 - :mod:`.estimators`: OLS, WLS and FBPE/MAP (Sousa & Cortesão 2014 eq. 60, 64-75); :mod:`.method`: the estimator
   chosen by name (``--method``), one dispatch for every caller;
-- :mod:`.prior`: the CAD (nominal URDF) prior and link realism;
+- :mod:`.prior`: the CAD (nominal URDF) prior and link realism; :mod:`.hyperparameters`: the prior's scale per
+  group and the noise per joint chosen by the evidence (type-II maximum likelihood);
 - :mod:`.identifiability`: which base parameters the data determine; :mod:`.residual_model`: how much
   information correlated residuals carry (and the noise floor);
 - :mod:`.fit_quality`: relative error (Sousa & Cortesão 2014 eq. 84); :mod:`.residual_structure`: per-joint fit

@@ -50,6 +50,7 @@ from dynid_ros.dynamics.feasibility import (
 from dynid_ros.dynamics.polish import Polished, polish
 from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
+from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.estimation.prior import Prior, cad_prior
 from dynid_ros.estimation.residual_model import NOISE_FLOOR, residual_inflation
 from dynid_ros.robot.parameters import ParameterLayout
@@ -246,6 +247,14 @@ class JointBlocks:
         """``R``, ``rho1``, ``||rho2||`` of the problem with row weights ``per_joint[j]`` on joint ``j``."""
         stacked = (self.blocks * np.asarray(per_joint, dtype=float)[:, None, None]).reshape(-1, self.blocks.shape[2])
         return _split(_qr_r(stacked), self.blocks.shape[2] - 1)
+
+    def normal_equations(self) -> list[NormalEquations]:
+        """Per joint, the normal equations of ``[W_j tau_j]`` (``B_j^T B_j``), with its rows in the fit."""
+        n = self.blocks.shape[2] - 1
+        counts = self.joint_rows if self.joint_rows is not None else \
+            np.full(self.blocks.shape[0], self.rows // self.blocks.shape[0])
+        return [NormalEquations(b[:, :n].T @ b[:, :n], b[:, :n].T @ b[:, n], float(b[:, n] @ b[:, n]), int(count))
+                for b, count in zip(self.blocks, counts)]
 
     def residual_norms(self, beta: np.ndarray) -> np.ndarray:
         """``||tau_j - W_j beta||`` per joint."""
@@ -458,7 +467,8 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
          bounds: Bounds | None = None, weights: np.ndarray | None = None, solver: str = "clarabel",
          prior: Prior | np.ndarray | None = None, eps: float | None = None,
          attached: np.ndarray | None = None, fixed: dict[int, float] | None = None,
-         rows: np.ndarray | None = None, joint_inflation: np.ndarray | None = None) -> FeasibleFit:
+         rows: np.ndarray | None = None, joint_inflation: np.ndarray | None = None,
+         joint_noise: np.ndarray | None = None) -> FeasibleFit:
     """Feasible Base Parameter Estimation, FBPE-OLS/WLS (Sousa & Cortesão 2014 eq. 74-75), on the full ``delta``;
     with a prior, the constrained MAP estimate of the module docstring.
 
@@ -480,10 +490,17 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
             (:func:`dynid_ros.estimation.model_error.joint_inflation`): joint ``j``'s rows count
             ``1 / joint_inflation[j]`` times in the MAP data term and its posterior, instead of one residual
             inflation for every joint (:func:`noise_variance`). None: the single inflation.
+        joint_noise: per joint, the variance of one row's noise in the data term (``sigma_j^2 tau_j``, chosen by the
+            evidence: :attr:`dynid_ros.estimation.hyperparameters.HyperparameterChoice.noise`): the rows weighted by
+            its inverse square root and no residual variance estimated; replaces ``weights`` and ``joint_inflation``.
+            A prior's :class:`~dynid_ros.estimation.prior.MassShape` (its link masses' own shape) enters the objective
+            and the posterior either way.
     """
     import cvxpy as cp
 
     start = time.perf_counter()
+    if joint_noise is not None:
+        weights, joint_inflation = _noise_weights(joint_noise, layout.n_dof, np.size(tau)), None
     w_b, tau, K, attached = _checked_inputs(w_b, tau, K, layout, weights, attached, solver)
     prior = _as_prior(prior, layout)
     eps = (PRIOR_EPS if prior is not None else DEFAULT_EPS) if eps is None else float(eps)
@@ -495,6 +512,8 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     weight_inflation = inflation
     if joint_inflation is not None:  # per-joint: in the row weights, so the data weight's scalar inflation is 1
         data, weight_inflation = _inflated(w_b, tau, K, layout, weights, reference, rows, joint_inflation)
+    if joint_noise is not None:  # the weights are the noise: the data term is the log-likelihood as it stands
+        sigma2, weight_inflation = 1.0, 1.0
     timings = {"compress": time.perf_counter() - start}
 
     x = cp.Variable(layout.n_parameters)
@@ -505,14 +524,13 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         idx = np.array(list(fixed), dtype=int)
         constraints.append((K[idx] * data.size) @ x / data.norm == np.array(list(fixed.values())) / data.norm)
     data_weight, capped = map_data_weight(data, sigma2, weight_inflation)
-    prior_weight = None if prior is None else prior.factor() * data.size  # ||F (delta - mean)|| in x
+    prior_term = None if prior is None else _prior_term(prior, x, data.size)
 
     def problem(scale: float):
-        if prior_weight is None:
+        if prior_term is None:
             objective = scale * cp.norm(data.a @ x - data.b, 2)
         else:
-            objective = scale * (cp.sum_squares(data_weight * (data.a @ x - data.b))
-                                 + cp.sum_squares(prior_weight @ (x - prior.mean / data.size)))
+            objective = scale * (cp.sum_squares(data_weight * (data.a @ x - data.b)) + prior_term)
         return cp.Problem(cp.Minimize(objective), constraints)
 
     outcome = solve_until_optimal(problem, solver, x)
@@ -529,12 +547,37 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
     delta_value = polished.delta
     beta = K @ delta_value
     objective = float(np.sqrt(np.linalg.norm(data.rho1 - data.r @ beta) ** 2 + data.rho2**2))
-    beta_std, delta_std = _uncertainty(data, K, (data.norm / data_weight) ** 2 if prior_weight is not None
-                                       else sigma2 * weight_inflation, prior_weight)
+    precision = None if prior is None else prior.half_hessian(delta_value, data.size)
+    beta_std, delta_std = _uncertainty(data, K, (data.norm / data_weight) ** 2 if prior is not None
+                                       else sigma2 * weight_inflation, precision)
     return FeasibleFit(beta, delta_value, outcome.status, objective, outcome.attempts,
                        {k: round(v, 4) for k, v in timings.items()}, beta_std, delta_std, inflation,
-                       data_weight if capped and prior_weight is not None else None, outcome.solver,
+                       data_weight if capped and prior is not None else None, outcome.solver,
                        polished if polished.moved else None)
+
+
+def _noise_weights(joint_noise: np.ndarray, n_dof: int, rows: int) -> np.ndarray:
+    """Per-row weights ``1 / sqrt(noise_j)`` of the per-joint row noise variances ``joint_noise``."""
+    noise = np.asarray(joint_noise, dtype=float).reshape(-1)
+    if noise.size != n_dof or not np.all(np.isfinite(noise)) or np.any(noise <= 0):
+        raise ConfigError(f"joint_noise must be {n_dof} positive numbers")
+    return np.tile(1.0 / np.sqrt(noise), rows // n_dof)
+
+
+def _prior_term(prior: Prior, x, size: np.ndarray):
+    """The cvxpy expression of twice the negative log prior (:meth:`Prior.negative_log_density`) in the scaled
+    variables ``x = delta / size``: ``||F (x - mean)||^2``, or with a mass shape the conditional Gaussian of the
+    other parameters given the masses plus each mass's ``(r + 1/r - 2) / std^2`` (convex in the mass)."""
+    import cvxpy as cp
+
+    mean = prior.mean / size
+    if prior.mass_shape is None:
+        return cp.sum_squares((prior.factor() * size) @ (x - mean))
+    c, shape = prior.conditional(size), prior.mass_shape
+    masses = x[c.masses]
+    gaussian = cp.sum_squares(c.factor @ (x[c.rest] - mean[c.rest] - c.gain @ (masses - mean[c.masses])))
+    ratio = cp.multiply(size[c.masses] / shape.mode, masses) - shape.attached / shape.mode
+    return gaussian + cp.sum(cp.multiply(1.0 / shape.ratio_std**2, ratio + cp.inv_pos(ratio) - 2.0))
 
 
 def _inflated(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayout, weights: np.ndarray | None,
@@ -562,15 +605,16 @@ def map_data_weight(data: ScaledData, sigma2: float, inflation: float) -> tuple[
     return float(weight), False
 
 
-def _uncertainty(data: ScaledData, K: np.ndarray, noise: float, prior_weight: np.ndarray | None
+def _uncertainty(data: ScaledData, K: np.ndarray, noise: float, prior_precision: np.ndarray | None
                  ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Standard deviations of ``beta`` and (with a prior) ``delta``: the Gaussian posterior of the MAP
-    problem (active constraints ignored), or the least-squares covariance ``noise (R^T R)^-1``."""
-    if prior_weight is None:
+    """Standard deviations of ``beta`` and (with a prior: ``prior_precision``, half the Hessian of its negative log
+    density in the scaled variables, :meth:`Prior.half_hessian`) ``delta``: the Gaussian (Laplace) posterior of the
+    MAP problem (active constraints ignored), or the least-squares covariance ``noise (R^T R)^-1``."""
+    if prior_precision is None:
         cov = noise * np.linalg.pinv(data.r.T @ data.r)
         return np.sqrt(np.clip(np.diag(cov), 0.0, None)), None
     a = data.a * data.norm / np.sqrt(noise)
-    hessian = a.T @ a + prior_weight.T @ prior_weight
+    hessian = a.T @ a + prior_precision
     cov_x = np.linalg.inv(hessian)
     cov_delta = cov_x * np.outer(data.size, data.size)
     cov_beta = K @ cov_delta @ K.T

@@ -84,14 +84,17 @@ class Estimate:
 
 def estimate(w_b: np.ndarray, tau: np.ndarray, base: BaseParameters, settings: EstimatorSettings, *,
              rows: np.ndarray | None = None, weights: np.ndarray | None = None,
-             joint_inflation: np.ndarray | None = None) -> Estimate:
+             joint_inflation: np.ndarray | None = None, joint_noise: np.ndarray | None = None) -> Estimate:
     """Run ``settings.method`` on the rows in the fit (``rows``; None: all). ``weights`` and ``joint_inflation``:
-    FBPE's per-row weights (None: unweighted) and per-joint variance inflation (None: one inflation)."""
+    FBPE's per-row weights (None: unweighted) and per-joint variance inflation (None: one inflation);
+    ``joint_noise``: FBPE's per-joint row noise variance chosen by the evidence (it replaces both,
+    :func:`dynid_ros.estimation.estimators.fbpe`)."""
     layout, n_dof, nominal = base.layout, base.layout.n_dof, settings.nominal
     if settings.method == Method.FBPE:
         fit = estimators.fbpe(w_b, tau, base.K, layout, consistency=settings.consistency, bounds=settings.bounds,
                               weights=weights, solver=settings.solver, attached=settings.attached,
-                              fixed=settings.fixed, prior=settings.prior, rows=rows, joint_inflation=joint_inflation)
+                              fixed=settings.fixed, prior=settings.prior, rows=rows, joint_inflation=joint_inflation,
+                              joint_noise=joint_noise)
         record = None if fit.polished is None else {**fit.polished.to_dict(fit.solver),
                                                     "message": fit.polished.message(fit.solver)}
         return Estimate(fit.beta, fit.delta, fit.status, fit.beta_std, fit.delta_std, fit.inflation,

@@ -11,6 +11,7 @@ window of one recording (what ``dynid identify``, the identification node and ``
   :mod:`.sigmoid_identification`: the same with sigmoid friction (Gaz et al. 2019 eq. 25);
 - :mod:`.cutoff_selection`, :mod:`.position_torque_selection`: choices made on the data by time-blocked
   cross-validation (the filter cutoff, a position-dependent torque per joint);
+- :mod:`.least_squares_comparison`: the estimate beside plain least squares, cross-validated on the same data;
 - :mod:`.identification_result`, :mod:`.fit_series`: what an identification found and its per-sample fit;
   :mod:`.excitation_quality`: how well the window excites the parameters;
 - :mod:`.provenance`: where a result came from; :mod:`.timing`: wall-clock time per stage.

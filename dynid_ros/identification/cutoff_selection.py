@@ -1,31 +1,56 @@
-"""The filter cutoff chosen from the data: the excitation's bandwidth gives the candidates, time-blocked
-cross-validation on the identification data picks one (processing option ``cutoff_hz: auto``).
+"""The filter cutoff chosen from the data (processing option ``cutoff_hz: auto``, the default): the excitation's
+bandwidth gives the candidates, time-blocked cross-validation on the leading window of the identification data picks
+one, at streaming cost.
 
-The fixed default (6 Hz, :class:`dynid_ros.data.signal_processing.ProcessingOptions`) was measured on one arm. A
-cutoff must pass the motion (and the torque it causes) and stop the noise; where that lies depends on the excitation
-and the robot. The candidates are multiples of the motion's bandwidth ``f_b`` (the frequency below which
-:data:`BANDWIDTH_ENERGY` of the joint velocities' energy lies, the mean removed): ``f_b * 2^k`` for
-:data:`MULTIPLES`, below :data:`NYQUIST_SHARE` of the sample rate. For each candidate the identification window is
-processed, split into :data:`BLOCKS` contiguous time blocks, and each block is predicted by the least-squares fit of
-the others (blocked cross-validation for dependent data: neighbouring samples are alike, so a random split would
-score the noise as signal; Roberts et al. 2017, Bergmeir & Benítez 2012); the score is the relative error against
-the recorded, unfiltered torque (Sousa & Cortesão 2014 eq. 84), as the held-out error is measured. The candidate
-with the smallest score wins; ties (within :data:`TIE`) go to the lower cutoff. The decimation follows the cutoff:
-at least ``DECIMATION_FACTOR`` times it (the default 100 Hz when that is more), never above the sample rate.
+A cutoff must pass the motion (and the torque it causes) and stop the noise; where that lies depends on the
+excitation, the robot and its sensors. The bandwidth rule (:mod:`dynid_ros.data.bandwidth`) sees the motion only: it
+picked 4 Hz on a 100 Hz cobot whose data wanted 10-20 Hz. Cross-validation sees the noise too. The candidates are
+multiples of the motion's bandwidth ``f_b`` (the frequency below which :data:`BANDWIDTH_ENERGY` of the joint
+velocities' energy lies, the mean removed): ``f_b * 2^k`` for :data:`MULTIPLES`, below :data:`NYQUIST_SHARE` of the
+sample rate. For each candidate the leading window (the first ``BANDWIDTH_WINDOW_S`` seconds of the identification
+window, the samples the bandwidth is measured on: read once, kept for the first chunk of a streamed bag, so memory
+and time do not grow with the recording) is processed as the identification would process it, split into
+:data:`BLOCKS` contiguous time blocks, and only the per-block sums ``W_k^T W_k``, ``W_k^T tau_k``, ``W_k^T raw_k``,
+``raw_k^T raw_k`` of the base regressor, filtered and recorded torque are kept. Each block is predicted by the
+least-squares fit of the others' sums (blocked cross-validation for dependent data: neighbouring samples are alike, so
+a random split would score the noise as signal; Roberts et al. 2017, Bergmeir & Benítez 2012); the score is the
+relative error against the recorded, unfiltered torque (Sousa & Cortesão 2014 eq. 84), as the held-out error is
+measured, from the sums alone: ``||raw_k - W_k beta||^2 = raw_k^T raw_k - 2 beta^T W_k^T raw_k + beta^T W_k^T W_k
+beta``. The candidate with the smallest score wins; ties (within :data:`TIE`) go to the lower cutoff. The decimation
+follows the cutoff: at least ``DECIMATION_FACTOR`` times it (the configured rate when that is more), never above the
+sample rate. Rows slower than ``min_speed`` are left out as in the fit.
+
+Measured (``benchmarks/cutoff_rule.py``): the choice equals that of cross-validating the whole window on every data
+set shorter than the leading window, in about a tenth of the time (the sums, not a least-squares fit of every
+candidate's whole regressor four times).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
+from collections.abc import Callable
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from dynid_ros.data.bandwidth import BANDWIDTH_ENERGY, DECIMATION_FACTOR, position_bandwidth, velocity_bandwidth
+from dynid_ros.data.bandwidth import (
+    BANDWIDTH_ENERGY,
+    BANDWIDTH_WINDOW_S,
+    DECIMATION_FACTOR,
+    position_bandwidth,
+    velocity_bandwidth,
+)
 from dynid_ros.data.joint_states import JointStateSeries
-from dynid_ros.data.signal_processing import ProcessingOptions, process
+from dynid_ros.data.signal_processing import CutoffChooser, ProcessedData, ProcessingOptions, leading_samples, process
 from dynid_ros.dynamics.base_parameters import BaseParameters
-from dynid_ros.dynamics.regressor import regressor
+from dynid_ros.dynamics.regressor import regressor_chunks
 from dynid_ros.errors import DataError
+from dynid_ros.estimation.hyperparameters import Evidence, JointSums, choose_hyperparameters
+from dynid_ros.estimation.normal_equations import NormalEquations
+from dynid_ros.estimation.prior import GROUPS, PriorGroups
+from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
 from dynid_ros.robot.model import RobotModel
 
 MULTIPLES = (2, 4, 8, 16, 32, 64)
@@ -40,17 +65,23 @@ TIE = 1e-3
 
 @dataclasses.dataclass
 class CutoffChoice:
-    """The chosen cutoff [Hz], the motion's bandwidth [Hz], and the score of every candidate (cutoff -> relative
-    cross-validated error)."""
+    """The chosen cutoff [Hz], the motion's bandwidth [Hz], the score of every candidate (cutoff -> relative
+    cross-validated error) and the seconds of data they were measured on."""
 
     cutoff_hz: float
     bandwidth_hz: float
     scores: dict[float, float]
+    window_s: float = BANDWIDTH_WINDOW_S
+    posterior: bool = False
+    """Whether the posterior mean at the evidence's hyperparameters was scored (else least squares)."""
 
     def to_dict(self) -> dict:
-        """The choice for the report: rule ``auto``, the cutoff, the bandwidth and every candidate's score."""
+        """The record of ``processing.cutoff_choice`` (``parameters.yaml``, ``report.json``, the report)."""
         return {"rule": "auto", "cutoff_hz": self.cutoff_hz, "bandwidth_hz": self.bandwidth_hz,
-                "description": f"chosen by time-blocked cross-validation (bandwidth {self.bandwidth_hz:.3g} Hz)",
+                "window_s": self.window_s, "blocks": BLOCKS,
+                "estimator": "posterior mean at the evidence's hyperparameters" if self.posterior else "least squares",
+                "description": f"chosen by time-blocked cross-validation on the first {self.window_s:.3g} s "
+                               f"(bandwidth {self.bandwidth_hz:.3g} Hz)",
                 "scores": {f"{k:.4g}": v for k, v in self.scores.items()}}
 
 
@@ -73,11 +104,36 @@ def with_cutoff(options: ProcessingOptions, cutoff_hz: float, rate_hz: float) ->
     return ProcessingOptions(**values)
 
 
-def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: RobotModel, base: BaseParameters
+PriorOf = Callable[[ProcessedData], PriorGroups]
+"""The stated prior of an identification for processed data (its joint terms' scales depend on them)."""
+
+
+def cutoff_chooser(model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None) -> CutoffChooser:
+    """The chooser of ``cutoff_hz: auto`` for :func:`dynid_ros.data.signal_processing.process_rows`: the leading
+    window's samples (the model's joints, in its order) scored with ``model``'s base regressor (module docstring);
+    ``prior_of``: the identification's prior (the posterior mean is scored), None: least squares is."""
+
+    def choose(t: np.ndarray, fields: list, options: ProcessingOptions, rate: float
+               ) -> tuple[ProcessingOptions, dict]:
+        position, velocity, effort = fields
+        series = JointStateSeries(list(model.joints), np.asarray(t, dtype=float), position, velocity, effort)
+        chosen, choice = choose_cutoff(series, options, model, base, rate, prior_of)
+        return chosen, choice.to_dict()
+
+    return choose
+
+
+def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: RobotModel, base: BaseParameters,
+                  rate_hz: float | None = None, prior_of: PriorOf | None = None
                   ) -> tuple[ProcessingOptions, CutoffChoice]:
-    """The processing options with the cutoff chosen by blocked cross-validation (module docstring)."""
+    """The processing options with the cutoff chosen by blocked cross-validation on the first ``BANDWIDTH_WINDOW_S``
+    seconds of ``series`` (module docstring); ``rate_hz``: the rate the data are resampled to (default the options'
+    or the median); ``prior_of``: as :func:`cutoff_chooser`."""
     t = np.asarray(series.t, dtype=float)
-    rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
+    stop = leading_samples(t)
+    series = series.window(None, t[stop - 1] - t[0]) if stop < t.size else series
+    t = np.asarray(series.t, dtype=float)
+    rate = rate_hz or options.rate_hz or 1.0 / float(np.median(np.diff(t)))
     if series.velocity is None or options.velocity_source == "differentiate":  # the motion seen by the filter
         bandwidth = position_bandwidth(t, series.position, options.order, rate, window_s=np.inf)
     else:
@@ -86,23 +142,97 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
     if not candidates:
         raise DataError(f"the motion's bandwidth {bandwidth:.3g} Hz is too close to half the sample rate "
                         f"({0.5 * rate:.3g} Hz) to filter; give processing cutoff_hz")
-    scores = {c: _score(series, with_cutoff(options, c, rate), model, base) for c in candidates}
+    with threadpool_limits(limits=1, user_api="blas"):  # many small products: BLAS threads only contend
+        scores = {c: candidate_score(process(series, with_cutoff(options, c, rate)), model, base, prior_of)
+                  for c in candidates}
     best = min(scores.values())
     chosen = min(c for c, s in scores.items() if s <= best * (1.0 + TIE))
-    return with_cutoff(options, chosen, rate), CutoffChoice(chosen, bandwidth, scores)
+    return with_cutoff(options, chosen, rate), CutoffChoice(chosen, bandwidth, scores, float(t[-1] - t[0]),
+                                                            prior_of is not None)
 
 
-def _score(series: JointStateSeries, options: ProcessingOptions, model: RobotModel, base: BaseParameters) -> float:
-    """Relative error of each time block predicted by the least-squares fit of the others, against the raw torque."""
-    data = process(series, options)
-    w_b = base.project(regressor(model, base.layout, data.q, data.dq, data.ddq))
+@dataclasses.dataclass
+class BlockSums:
+    """Per time block ``k`` and joint ``j``: the normal equations of the base regressor's rows ``W_kj`` with the
+    filtered torque (``fit[k][j]``, the fit's target) and with the recorded one (``check[k][j]``, what a prediction is
+    scored against)."""
+
+    fit: list[list[NormalEquations]]
+    check: list[list[NormalEquations]]
+
+    def training(self, held: int) -> list[NormalEquations]:
+        """Per joint, the ``fit`` sums of every block but ``held``."""
+        return [functools.reduce(operator.add, [self.fit[k][j] for k in range(BLOCKS) if k != held])
+                for j in range(len(self.fit[0]))]
+
+
+def block_sums(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float = 0.0) -> BlockSums:
+    """The per-block, per-joint sums of processed ``data``, the regressor a block of rows at a time; the rows slower
+    than ``min_speed`` left out."""
     n_samples, n_dof = data.tau.shape
-    block = time_blocks(n_samples)
-    rows = np.repeat(block, n_dof)
+    rows = np.repeat(time_blocks(n_samples), n_dof)
+    if min_speed > 0:
+        rows = np.where(np.abs(data.dq).reshape(-1) >= min_speed, rows, -1)
+    joint = np.tile(np.arange(n_dof), n_samples)
     tau, raw = data.tau.reshape(-1), data.tau_raw.reshape(-1)
+    empty = NormalEquations.of(np.zeros((0, base.n_base)), np.zeros(0))
+    out = BlockSums([[empty] * n_dof for _ in range(BLOCKS)], [[empty] * n_dof for _ in range(BLOCKS)])
+    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
+    for first, chunk in w_b.chunks():
+        span = slice(first, first + chunk.shape[0])
+        for k in range(BLOCKS):
+            for j in range(n_dof):
+                mine = (rows[span] == k) & (joint[span] == j)
+                if mine.any():
+                    out.fit[k][j] = out.fit[k][j] + NormalEquations.of(chunk[mine], tau[span][mine])
+                    out.check[k][j] = out.check[k][j] + NormalEquations.of(chunk[mine], raw[span][mine])
+    return out
+
+
+Fit = Callable[[list[NormalEquations]], np.ndarray]
+"""``fit(per-joint sums) -> beta``: an estimator of the base parameters from per-joint normal equations."""
+
+
+def least_squares_fit(training: list[NormalEquations]) -> np.ndarray:
+    """OLS from the per-joint sums (columns scaled to unit norm: the Gram's conditioning is squared)."""
+    total = functools.reduce(operator.add, training)
+    scale = np.sqrt(np.maximum(np.diag(total.gram), 1e-300))
+    return np.linalg.lstsq(total.gram / np.outer(scale, scale), total.projection / scale, rcond=1e-12)[0] / scale
+
+
+def cross_validated_error(sums: BlockSums, fit: Fit = least_squares_fit) -> float:
+    """Relative error of each block predicted by ``fit`` of the others, from the sums (module docstring):
+    ``||raw_kj - W_kj beta||^2`` is block ``k``'s ``check`` residual at the others' solution."""
     error = 0.0
     for k in range(BLOCKS):
-        fit = rows != k
-        beta = np.linalg.lstsq(w_b[fit], tau[fit], rcond=None)[0]
-        error += float(np.sum((raw[~fit] - w_b[~fit] @ beta) ** 2))
-    return float(np.sqrt(error / max(float(raw @ raw), 1e-300)))
+        beta = fit(sums.training(k))
+        error += sum(c.residual_norm2(beta) for c in sums.check[k])
+    total = sum(c.b_norm2 for block in sums.check for c in block)
+    return float(np.sqrt(error / total)) if total > 0 else 0.0
+
+
+def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None
+                    ) -> float:
+    """The cross-validated error of the processed ``data`` of one candidate cutoff: of least squares, or, with the
+    identification's prior (``prior_of``), of the posterior mean at the hyperparameters the evidence chooses on the
+    whole window (:mod:`dynid_ros.estimation.hyperparameters`; each joint's residual counted with its integrated
+    autocorrelation time): short or poorly excited data over-fit least squares, which would prefer the cutoff that
+    suits its over-fit."""
+    min_speed = data.options.min_speed if data.options is not None else 0.0
+    sums = block_sums(data, model, base, min_speed)
+    if prior_of is None:
+        return cross_validated_error(sums)
+    whole = [functools.reduce(operator.add, [sums.fit[k][j] for k in range(BLOCKS)]) for j in range(len(sums.fit[0]))]
+    beta = least_squares_fit(whole)
+    residual = data.tau - (regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent) @ beta
+                           ).reshape(data.tau.shape)
+    inflation = np.array([integrated_autocorrelation_time(residual[:, j]) for j in range(residual.shape[1])])
+    groups = prior_of(data)
+    choice = choose_hyperparameters(JointSums.of(whole), inflation, groups, base.K, details=False)
+    scales = np.array([choice.scales[g] for g in GROUPS])
+
+    def posterior(training: list[NormalEquations]) -> np.ndarray:
+        return Evidence(JointSums.of(training), inflation, groups, base.K).posterior_mean(scales,
+                                                                                          choice.noise_std**2)
+
+    return cross_validated_error(sums, posterior)

@@ -65,6 +65,13 @@ class IdentificationResult:
     """Per joint (name -> ``inflation``, ``autocorrelation_time``, ``structured_share``, ``explained_by``,
     ``sweeps``): how much FBPE's data term counts each joint (:mod:`dynid_ros.estimation.model_error`); None for
     other methods."""
+    hyperparameters: dict | None = None
+    """The prior's scales and the noise chosen by the evidence
+    (:meth:`dynid_ros.estimation.hyperparameters.HyperparameterChoice.to_dict`); None when not chosen."""
+    least_squares: dict | None = None
+    """The estimate and plain least squares cross-validated on the same window and processing, and the link masses
+    OLS gives (:meth:`dynid_ros.identification.least_squares_comparison.LeastSquaresComparison.to_dict`); None where
+    not compared."""
 
     def link_masses(self) -> dict[str, float]:
         """Identified mass of each body [kg]: what the parameter vector holds, the link with the parts rigidly

@@ -17,7 +17,7 @@ from dynid_ros.data.bag_io import read_joint_states
 from dynid_ros.data.bag_stream import BagScan, scan_joint_states
 from dynid_ros.data.gains_file import read_gains, scale_by_name
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
-from dynid_ros.data.signal_processing import CUTOFF_AUTO, ProcessingOptions
+from dynid_ros.data.signal_processing import ProcessingOptions
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.errors import ConfigError, DataError
 from dynid_ros.identification.effort_unit import require_torque
@@ -74,8 +74,8 @@ def scanned_model(scan: BagScan, options: IdentificationOptions, timer: StageTim
 
 def streams(options: IdentificationOptions) -> bool:
     """Whether :func:`identify_bag` streams the bag with ``options``: not for sigmoid friction (a nonlinear fit over
-    the whole series) nor a cutoff chosen on the data (``cutoff_hz: auto``)."""
-    return "sigmoid" not in options.friction and options.processing.get("cutoff_hz") != CUTOFF_AUTO
+    the whole series)."""
+    return "sigmoid" not in options.friction
 
 
 def in_memory_warnings(options: IdentificationOptions) -> list[str]:
@@ -120,9 +120,9 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
                  gains_file: str | Path | None = None) -> IdentificationResult:
     """:func:`identify` from a rosbag2, streamed: the bag read in chunks (:mod:`dynid_ros.data.bag_stream`), each
     processed on its own (``processing.chunk_s``), the regressor compressed block by block, so memory holds the
-    decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). The default
-    cutoff, derived from the bandwidth of the window's first minute (``cutoff_hz: bandwidth``), streams too; sigmoid
-    friction and a cutoff chosen by cross-validation (``cutoff_hz: auto``) are identified in memory (:func:`identify`).
+    decimated samples only (and the messages of other publishers than the main one, e.g. a gripper's). The cutoff,
+    chosen on the window's first minute (``cutoff_hz: auto``, the default, or ``bandwidth``), streams too; sigmoid
+    friction is identified in memory (:func:`identify`).
     ``scan``: the bag's :func:`scan_joint_states`, when the caller has it already. ``gains_file``: the per-joint
     effort factors of ``--effort-scale-file``, applied to each sample on the way in."""
     options.check()

@@ -15,6 +15,7 @@ from dynid_ros.data.bag_stream import BagScan, EffortCheck
 from dynid_ros.data.joint_states import JointStateSeries, complete_fields
 from dynid_ros.data.signal_processing import (
     CUTOFF_AUTO,
+    CutoffChooser,
     ProcessedData,
     ProcessingOptions,
     apply_effort_scale,
@@ -33,17 +34,26 @@ from dynid_ros.estimation import estimators
 from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
 from dynid_ros.estimation.estimators import relative_std
 from dynid_ros.estimation.fit_quality import relative_error
+from dynid_ros.estimation.hyperparameters import HyperparameterChoice, JointSums, choose_hyperparameters
 from dynid_ros.estimation.identifiability import MOSTLY_UNIDENTIFIED, check_excited, not_identified
 from dynid_ros.estimation.method import FEASIBLE_METHODS, Estimate, EstimatorSettings, Method, estimate
 from dynid_ros.estimation.model_error import JointInflation, joint_inflation
 from dynid_ros.estimation.position_torque import PositionSeries, flagged_by_position, profiled_rows, profiled_vector
-from dynid_ros.estimation.prior import Prior, PriorTolerances, cad_prior, joint_term_scales, link_realism
+from dynid_ros.estimation.prior import (
+    STRONG_EVIDENCE,
+    Prior,
+    PriorGroups,
+    PriorTolerances,
+    joint_term_scales,
+    link_realism,
+)
 from dynid_ros.estimation.unmodelled_load import ExtraBody, flange_load, split_extra_body, with_extra_body
-from dynid_ros.identification.cutoff_selection import CutoffChoice, choose_cutoff
+from dynid_ros.identification.cutoff_selection import CutoffChoice, cutoff_chooser
 from dynid_ros.identification.effort_unit import gravity_mismatch_warnings
 from dynid_ros.identification.excitation_quality import excitation_quality
 from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.identification_result import IdentificationResult
+from dynid_ros.identification.least_squares_comparison import compare_with_least_squares
 from dynid_ros.identification.options import IdentificationOptions, position_torque_setting
 from dynid_ros.identification.position_torque_selection import (
     FitProblem,
@@ -97,28 +107,51 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     the torque rows and the row mask of the fit. ``base``: the base parameters of ``model`` in the options'
     layout, when the caller has computed them already. ``warnings``: earlier warnings, continued."""
     warnings = list(warnings or [])
-    processing, choice = ProcessingOptions(**options.processing), None
+    processing = ProcessingOptions(**options.processing)
+    layout = model.layout_for(options.friction, options.armature)
+    if base is not None and tuple(base.layout.symbols) != tuple(layout.symbols):
+        raise ConfigError("identify: the given base parameters are of another parameter layout")
+    chooser = None
+    if fit_target is None and processing.cutoff_hz == CUTOFF_AUTO:  # chosen on the data: needs the base regressor
+        if base is None:  # (a fit target, |tau| signs, has no torque to cross-validate a cutoff on)
+            with timer.stage("base_parameters"):
+                base = compute_base_parameters(model, layout)
+        chooser = _chooser(model, options, processing, base)
     with timer.stage("process"):
         series = prepare_series(series, model, options)
-        if processing.cutoff_hz == CUTOFF_AUTO:  # chosen on the data: needs the base regressor
-            if base is None:
-                base = compute_base_parameters(model, model.layout_for(options.friction, options.armature))
-            processing, choice = choose_cutoff(series, processing, model, base)
-            warnings.append(f"filter cutoff {choice.cutoff_hz:.3g} Hz chosen by time-blocked cross-validation "
-                            f"(motion bandwidth {choice.bandwidth_hz:.3g} Hz; decimation {processing.decimate_hz} Hz)")
-        data = process(series, processing)
+        data = process(series, processing, chooser=chooser)
     return identify_processed(data, options, model, timer, fit_target=fit_target, base=base, warnings=warnings,
-                              processing=processing, choice=choice)
+                              processing=processing)
+
+
+def _chooser(model: RobotModel, options: IdentificationOptions, processing: ProcessingOptions,
+             base: BaseParameters | None = None) -> CutoffChooser | None:
+    """How ``cutoff_hz: auto`` is chosen on the leading window (:mod:`dynid_ros.identification.cutoff_selection`):
+    scoring the identification's own linear-Gaussian estimate where the evidence chooses its hyperparameters
+    (:func:`_by_evidence`), least squares otherwise; None for a cutoff given otherwise."""
+    if processing.cutoff_hz != CUTOFF_AUTO:
+        return None
+    layout = model.layout_for(options.friction, options.armature)
+    base = base or compute_base_parameters(model, layout)
+    nominal, attached = nominal_parameters(model, layout), attached_parameters(model, layout)
+    tolerances = PriorTolerances.from_config(options.prior_tolerance)
+
+    def prior_of(data: ProcessedData) -> PriorGroups:
+        return PriorGroups.of(nominal, layout, tolerances, joint_term_scales(layout, data.dq, data.ddq, data.tau),
+                              attached)
+
+    return cutoff_chooser(model, base, prior_of if _by_evidence(options, nominal, layout) else None)
 
 
 def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
                    processing: ProcessingOptions, effort_scale: np.ndarray | None = None,
-                   effort_check: EffortCheck | None = None) -> ProcessedData:
+                   effort_check: EffortCheck | None = None, cross_validate: bool = True) -> ProcessedData:
     """:func:`prepare_series` and :func:`~dynid_ros.data.signal_processing.process` of a bag read in chunks
     (:mod:`dynid_ros.data.bag_stream`): ``processing.chunk_s`` seconds at a time, only the decimated samples
     kept; the same samples and values as the whole series at once (to round-off). ``effort_scale``: per model
     joint, instead of the options' (e.g. ``--effort-scale-file``); ``effort_check``: run on the recorded effort of
-    every sample read."""
+    every sample read; ``cross_validate``: ``cutoff_hz: auto`` chosen by cross-validation on the torque (False: by
+    the bandwidth rule, for an effort that is not the torque yet, e.g. ``|tau|``)."""
     if effort_scale is None and options.effort_scale is not None:
         effort_scale = effort_scale_vector(options.effort_scale, list(model.joints))
     rows = scan.rows(list(model.joints), np.asarray(model.continuous, dtype=bool), effort_scale, effort_check)
@@ -128,7 +161,7 @@ def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOpti
                         f"(the data spans {scan.t[-1] - scan.t[0]:.3f} s)")
     check_fields(scan.check_fields(list(model.joints)), True, processing)
     return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), processing,
-                        processing.chunk_s)
+                        processing.chunk_s, _chooser(model, options, processing) if cross_validate else None)
 
 
 def identify_processed(data: ProcessedData, options: IdentificationOptions, model: RobotModel, timer: StageTimer, *,
@@ -144,6 +177,9 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     layout = model.layout_for(options.friction, options.armature)
     processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
     record = choice.to_dict() if choice is not None else data.cutoff_choice
+    if record is not None and record.get("rule") == "auto":
+        warnings.append(f"filter cutoff {record['cutoff_hz']:.3g} Hz chosen by time-blocked cross-validation "
+                        f"(motion bandwidth {record['bandwidth_hz']:.3g} Hz; decimation {processing.decimate_hz} Hz)")
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)
@@ -154,8 +190,9 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
         tau, kept = _fit_rows(data, w_b, processing.min_speed, fit_target, warnings)
     nominal = nominal_parameters(model, layout)
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
-    prior = cad_prior(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
-                      joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    groups = PriorGroups.of(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
+                            joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    prior = groups.prior()
     link_prior, load = prior, None
     if options.unmodelled_load and options.prior == "nominal" and np.any(nominal[layout.indices("m")] > 0):
         flange = model.joint_ids[-1] - 1  # the body the last identified joint moves (pinocchio joint k: body k - 1)
@@ -168,7 +205,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
         fixed = {m.index: m.value for m in missing}
         raw = data.tau_raw if fit_target is None else None  # a fit target (|tau| signs) has no raw torque to match
         setting = _FitSetting(options, data, model.joints, base, prior, link_prior, load, bounds, attached, fixed,
-                              kept)
+                              kept, groups if _by_evidence(options, nominal, layout) else None)
         fitted = _fitted(setting, w_b, tau, raw)
     terms: list[TermFit] = []
     if fit_target is None and position_torque_setting(options.position_torque, model.joints) != "off":
@@ -180,6 +217,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
             warnings += messages + [t.message() for t in terms]
     weighting, estimate, load_report = fitted.weighting, fitted.estimate, fitted.load_report
     warnings += fitted.reduced
+    if weighting is not None and weighting.choice is not None:
+        warnings.append(weighting.choice.summary())
     if estimate.status != SolverStatus.OPTIMAL:
         warnings.append(f"solver status {estimate.status}: the estimate may be inaccurate")
     if estimate.capped_data_weight is not None:
@@ -193,9 +232,16 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
         load_delta = np.zeros_like(estimate.delta)
         if load_report is not None:  # the links' realism without the load
             load_delta[layout.link_slice(load.link)] = fitted.load_parameters
-        realism = link_realism(estimate.delta - load_delta, nominal, layout, attached)
+        realism = link_realism(estimate.delta - load_delta, nominal, layout, attached,
+                               None if options.prior != "nominal" else fitted.prior.std, estimate.delta_std)
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
                      f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
+        warnings += moved_mass_lines(realism)
+    comparison = None
+    if fit_target is None and options.method in COMPARED_METHODS:
+        with timer.stage("least_squares"):
+            comparison = compare_with_least_squares(_problem(setting, w_b, tau, fitted), [t.series for t in terms],
+                                                    base, nominal, attached, predicted)
     result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
                                   relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
                                   err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,
@@ -207,9 +253,12 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     grazed = estimate.polish is None or estimate.polish["margin_only"]  # a hair under the safety margin: report.json
     result.notes = list(data.notes) + ([] if grazed else [estimate.polish["message"]])
     result.solver_polish = estimate.polish
-    result.prior_std = (prior if load_report is not None else link_prior).std if options.prior == "nominal" else None
+    result.prior_std = fitted.prior.std if options.prior == "nominal" else None
     result.unmodelled_load = load_report
-    result.data_weight = None if weighting is None else weighting[1].to_dict(model.joints)
+    result.data_weight = None if weighting is None else weighting.inflation.to_dict(model.joints)
+    result.hyperparameters = None if weighting is None or weighting.choice is None else \
+        weighting.choice.to_dict(model.joints)
+    result.least_squares = None if comparison is None else comparison.to_dict()
     result.position_torque = {t.series.joint: t.to_dict() for t in terms} if terms else None
     return result
 
@@ -238,41 +287,110 @@ class _FitSetting:
     attached: np.ndarray
     fixed: dict[int, float]
     kept: np.ndarray
+    groups: PriorGroups | None = None
+    """The links' prior by groups when the evidence chooses the hyperparameters (:func:`_by_evidence`), else None:
+    the stated prior (``prior``, ``link_prior``)."""
+
+    def prior_for(self, weighting: _Weighting | None, with_load: bool) -> Prior:
+        """The prior of an estimate: the stated one, or at the evidence's choice (with the masses' own shape); with
+        the flange load's body (``with_load``) or the links' own."""
+        choice = None if weighting is None else weighting.choice
+        if choice is None or self.groups is None:
+            return self.prior if with_load else self.link_prior
+        return self.groups_for(with_load).prior(choice.scales, shaped=True)
+
+    def groups_for(self, with_load: bool) -> PriorGroups:
+        """:attr:`groups`, with the flange load's prior as a fixed part (its link's mass left Gaussian)."""
+        if not with_load or self.load is None:
+            return self.groups
+        layout = self.base.layout
+        part = layout.link_slice(self.load.link)
+        extra = np.zeros((layout.n_parameters, layout.n_parameters))
+        extra[part, part] = self.load.covariance
+        return self.groups.with_fixed(extra, np.array([part.start]))
+
+
+def _by_evidence(options: IdentificationOptions, nominal: np.ndarray, layout: ParameterLayout) -> bool:
+    """Whether the evidence chooses the prior's scales and the noise: FBPE with an informative nominal prior and
+    ``hyperparameters: evidence`` (the default)."""
+    return (options.method == "fbpe" and options.prior == "nominal" and options.hyperparameters == "evidence"
+            and bool(np.any(nominal[layout.indices("m")] > 0)))
+
+
+@dataclass
+class _Weighting:
+    """FBPE's data weighting: the WLS row weights, the per-joint variance inflation of the residual
+    (:mod:`dynid_ros.estimation.model_error`) and the hyperparameters the evidence chose with them (None: the stated
+    prior and the residual variance, :func:`dynid_ros.estimation.estimators.fbpe`)."""
+
+    weights: np.ndarray
+    inflation: JointInflation
+    choice: HyperparameterChoice | None = None
 
 
 @dataclass
 class _Fitted:
-    """One fit of an identification's rows: the FBPE weighting used (row weights and per-joint inflation; None for
-    other methods), the estimate, the flange load split off it (its parameters and report; None when the data
-    show none) and the console lines of the joints whose data count less."""
+    """One fit of an identification's rows: the FBPE weighting used (None for other methods), the estimate, the
+    prior it used, the flange load split off it (its parameters and report; None when the data show none) and the
+    console lines of the joints whose data count less."""
 
-    weighting: tuple[np.ndarray, JointInflation] | None
+    weighting: _Weighting | None
     estimate: Estimate
     load_parameters: np.ndarray | None
     load_report: dict | None
     reduced: list[str]
+    prior: Prior
 
 
 def _fitted(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, raw: np.ndarray | None) -> _Fitted:
     """The fit of the rows ``w_b``, ``tau`` (``raw``: the recorded torque the residual structure is measured against,
-    None: the target): the weighting, the estimate with it, again with the weighting of its own residual when that
-    shows more model error, and without the flange load when the data show none."""
+    None: the target): the weighting, the estimate with it and the stated prior, again with the weighting of its own
+    residual when that shows more model error; then, where the evidence chooses them (:func:`_by_evidence`), the
+    hyperparameters for that weighting and the estimate at them (and once more when its residual shows more model
+    error: a wider prior lets the links absorb it); and without the flange load when the data show none. The model
+    error is measured on the stated prior's estimate first: an unconstrained or widely-held fit bends the links to
+    absorb a torque the model lacks (a sensor gain error), which would read as a URDF the data contradict."""
     layout, options = s.base.layout, s.options
+    loaded = s.load is not None
+
+    def estimated(weighting: _Weighting | None) -> tuple[Prior, Estimate]:
+        prior = s.prior_for(weighting, loaded)
+        return prior, _estimate(options, w_b, tau, s.base, layout, prior, s.bounds, s.attached, s.fixed, s.kept,
+                                weighting)
+
     weighting = _data_weighting(options, w_b, tau, s.data, s.joints, s.fixed, s.kept, raw)
-    estimate = _estimate(options, w_b, tau, s.base, layout, s.prior, s.bounds, s.attached, s.fixed, s.kept,
-                         weighting)
+    prior, estimate = estimated(weighting)
     refined = _refined_weighting(weighting, w_b, tau, estimate.beta, s.data, s.kept, s.joints, raw)
-    if refined is not None:  # model error the unconstrained fit had absorbed: estimate again
-        weighting = refined
-        estimate = _estimate(options, w_b, tau, s.base, layout, s.prior, s.bounds, s.attached, s.fixed, s.kept,
-                             weighting)
-    reduced = [] if weighting is None else weighting[1].reduced(s.joints)
+    if refined is not None or s.groups is not None:  # model error the unconstrained fit had absorbed, hyperparameters
+        weighting = _chosen(s, w_b, tau, refined or weighting, loaded)
+        prior, estimate = estimated(weighting)
+        again = None if s.groups is None else \
+            _refined_weighting(weighting, w_b, tau, estimate.beta, s.data, s.kept, s.joints, raw)
+        if again is not None:
+            weighting = _chosen(s, w_b, tau, again, loaded)
+            prior, estimate = estimated(weighting)
+    reduced = [] if weighting is None else weighting.inflation.reduced(s.joints)
     load_params, load_report = (None, None) if s.load is None else \
-        split_extra_body(estimate.delta, estimate.delta_std, s.link_prior, layout, s.load)
+        split_extra_body(estimate.delta, estimate.delta_std, s.prior_for(weighting, False), layout, s.load)
     if s.load is not None and load_report is None:  # the data show no load: the links keep their own prior
-        estimate = _estimate(options, w_b, tau, s.base, layout, s.link_prior, s.bounds, s.attached, s.fixed,
-                             s.kept, weighting)
-    return _Fitted(weighting, estimate, load_params, load_report, reduced)
+        weighting = _chosen(s, w_b, tau, weighting, False)
+        prior = s.prior_for(weighting, False)
+        estimate = _estimate(options, w_b, tau, s.base, layout, prior, s.bounds, s.attached, s.fixed, s.kept,
+                             weighting)
+    return _Fitted(weighting, estimate, load_params, load_report, reduced, prior)
+
+
+def _chosen(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, weighting: _Weighting | None, with_load: bool
+            ) -> _Weighting | None:
+    """``weighting`` with the hyperparameters the evidence chooses for the rows in the fit and its inflation
+    (:mod:`dynid_ros.estimation.hyperparameters`; the prior with the flange load's body when ``with_load``), or as it
+    is when the evidence does not choose them (:func:`_by_evidence`)."""
+    if weighting is None or s.groups is None:
+        return weighting
+    blocks = estimators.JointBlocks.of(w_b, tau, len(s.joints), s.kept)
+    choice = choose_hyperparameters(JointSums.of(blocks.normal_equations()), weighting.inflation.factor,
+                                    s.groups_for(with_load), s.base.K)
+    return _Weighting(weighting.weights, weighting.inflation, choice)
 
 
 def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
@@ -281,21 +399,14 @@ def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
     position_torque_selection`), the fit with them (:func:`_fitted`; None when none is kept) and the console's
     lines of the candidates not kept; None when no joint is a candidate (no structure by position) or named."""
     data, n_dof = s.data, len(s.joints)
-    weighting, estimate, load_report = fitted.weighting, fitted.estimate, fitted.load_report
+    estimate = fitted.estimate
     setting = position_torque_setting(s.options.position_torque, s.joints)
     named = [] if isinstance(setting, str) else [s.joints.index(j) for j in setting]
     residual = data.tau_raw - (w_b @ estimate.beta).reshape(-1, n_dof)
     candidates = flagged_by_position(residual, data.q, s.kept) if setting == "auto" else []
     if not candidates and not named:
         return None
-    prior = s.prior if s.load is None or load_report is not None else s.link_prior  # the one of the estimate
-
-    def estimator(w: np.ndarray, target: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return _estimate(s.options, w, target, s.base, s.base.layout, prior, s.bounds, s.attached, s.fixed, rows,
-                         weighting).beta
-
-    problem = FitProblem(w_b, tau, data.tau_raw.reshape(-1), data.q, s.kept, estimator,
-                         np.sqrt(np.mean(data.tau**2, axis=0)))
+    problem = _problem(s, w_b, tau, fitted)
     choices = choose_terms(problem, candidates, named, s.joints)
     messages = [c.message() for c in choices if not c.kept]
     in_fit = s.kept.reshape(-1, n_dof)
@@ -310,6 +421,33 @@ def _position_terms(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray,
     chosen = {c.joint: c for c in choices}
     terms = [TermFit(p.series, *p.coefficients(refit.estimate.beta), chosen[p.series.joint]) for p in profiles]
     return terms, refit, messages
+
+
+def _problem(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, fitted: _Fitted) -> FitProblem:
+    """The rows of the fit with the identification's own estimator (its weighting, prior, bounds) for
+    cross-validation (:class:`~dynid_ros.identification.position_torque_selection.FitProblem`)."""
+    weighting, prior = fitted.weighting, fitted.prior
+
+    def estimator(w: np.ndarray, target: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _estimate(s.options, w, target, s.base, s.base.layout, prior, s.bounds, s.attached, s.fixed, rows,
+                         weighting).beta
+
+    return FitProblem(w_b, tau, s.data.tau_raw.reshape(-1), s.data.q, s.kept, estimator,
+                      np.sqrt(np.mean(s.data.tau**2, axis=0)))
+
+
+COMPARED_METHODS = ("fbpe", "ols", "wls", "bpfc")
+"""Methods cross-validated beside OLS in every result (:mod:`dynid_ros.identification.least_squares_comparison`;
+PBPR's random starts would cost it a minute)."""
+
+
+def moved_mass_lines(realism: list[dict]) -> list[str]:
+    """The console's lines for the links whose mass the data moved with strong evidence (log Bayes factor above
+    :data:`~dynid_ros.estimation.prior.STRONG_EVIDENCE`, :func:`~dynid_ros.estimation.prior.moved_mass_evidence`)."""
+    return [f"link {r['link']}: mass moved to {r['mass_ratio']:.2f}x its CAD value ({r['mass']:.3g} kg, prior "
+            f"{r['prior_mass']:.3g} ± {r['mass_prior_std']:.2g} kg): the data demand it (log Bayes factor "
+            f"{r['mass_move_log_bayes_factor']:.1f} against the CAD mass)" for r in realism
+            if r.get("mass_move_log_bayes_factor", 0.0) > STRONG_EVIDENCE]
 
 
 def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,
@@ -368,13 +506,13 @@ def _check_excitation(missing: list, n_base: int, strict: bool) -> None:
 
 def _data_weighting(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, data: ProcessedData,
                     joints: tuple[str, ...], fixed: dict[int, float], rows: np.ndarray, raw: np.ndarray | None
-                    ) -> tuple[np.ndarray, JointInflation] | None:
+                    ) -> _Weighting | None:
     """FBPE's row weights (WLS, per joint) and the per-joint variance inflation of the WLS residual
     (:mod:`dynid_ros.estimation.model_error`: model error counts as few samples); None for other methods."""
     if options.method != "fbpe":
         return None
     fit = estimators.wls(w_b, tau, len(joints), fixed=fixed, rows=rows)
-    return fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints, raw)
+    return _Weighting(fit.weights, _inflation(w_b, tau, fit.beta, data, rows, joints, raw))
 
 
 def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: ProcessedData, rows: np.ndarray,
@@ -389,9 +527,9 @@ def _inflation(w_b: np.ndarray, tau: np.ndarray, beta: np.ndarray, data: Process
                            data.ddq, joints)
 
 
-def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b: np.ndarray, tau: np.ndarray,
+def _refined_weighting(weighting: _Weighting | None, w_b: np.ndarray, tau: np.ndarray,
                        beta: np.ndarray, data: ProcessedData, rows: np.ndarray, joints: tuple[str, ...],
-                       raw: np.ndarray | None) -> tuple[np.ndarray, JointInflation] | None:
+                       raw: np.ndarray | None) -> _Weighting | None:
     """The weighting with the structure of the estimate's own residual: an unconstrained fit bends its parameters
     to absorb a torque the model lacks (a spring looks like gravity), so its residual hides it; the MAP residual,
     held near the prior, shows it. A joint takes the estimate residual's inflation where that shows significant
@@ -399,26 +537,28 @@ def _refined_weighting(weighting: tuple[np.ndarray, JointInflation] | None, w_b:
     if weighting is None:
         return None
     second = _inflation(w_b, tau, beta, data, rows, joints, raw)
-    merged = weighting[1].merged(second)
-    if np.array_equal(merged.factor, weighting[1].factor):
+    merged = weighting.inflation.merged(second)
+    if np.array_equal(merged.factor, weighting.inflation.factor):
         return None
-    return weighting[0], merged
+    return _Weighting(weighting.weights, merged)
 
 
 def _estimate(options: IdentificationOptions, w_b: np.ndarray, tau: np.ndarray, base: BaseParameters,
               layout: ParameterLayout, prior: Prior, bounds: Bounds, attached: np.ndarray,
               fixed: dict[int, float], rows: np.ndarray | None = None,
-              weighting: tuple[np.ndarray, JointInflation] | None = None) -> Estimate:
+              weighting: _Weighting | None = None) -> Estimate:
     """Run the chosen estimator (:func:`dynid_ros.estimation.method.estimate`) on the rows in the fit (``rows``);
     the standard deviations are those of the estimate returned. ``weighting``: FBPE's row weights and per-joint
-    inflation (:func:`_data_weighting`)."""
+    inflation (:func:`_data_weighting`), and the noise the evidence chose (then the data term's weights)."""
     settings = EstimatorSettings(Method(options.method), prior.mean, consistency=options.consistency,
                                  solver=options.solver, bounds=bounds, attached=attached, fixed=fixed,
                                  prior=prior if options.prior == "nominal" else None, pbpr=options.pbpr)
+    noise = None
     if weighting is not None:
-        weights, factors = weighting[0], weighting[1].factor
+        weights, factors = weighting.weights, weighting.inflation.factor
+        noise = None if weighting.choice is None else weighting.choice.noise
     else:  # FBPE without a weighting given: the WLS weights of these rows
         weights = estimators.wls(w_b, tau, layout.n_dof, fixed=fixed, rows=rows).weights if options.method == "fbpe" \
             else None
         factors = None
-    return estimate(w_b, tau, base, settings, rows=rows, weights=weights, joint_inflation=factors)
+    return estimate(w_b, tau, base, settings, rows=rows, weights=weights, joint_inflation=factors, joint_noise=noise)

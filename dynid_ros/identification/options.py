@@ -21,7 +21,7 @@ from dynid_ros.robot.parameters import FRICTION_TERMS, parse_friction
 PRIORS = ("nominal", "none")
 """``--prior``: the nominal URDF as a prior, or none."""
 SIMPLE_KEYS = ("joints", "friction", "armature", "method", "consistency", "solver", "topic", "effort_scale", "prior",
-               "strict", "unmodelled_load", "effort_unit")
+               "strict", "unmodelled_load", "effort_unit", "hyperparameters")
 """Options given by the same name as a flag, a node parameter or a key of the config's ``identification:``."""
 PBPR_KEYS = ("objective", "starts")
 """Keys of the config's ``pbpr:`` mapping that also exist as flags ``--pbpr-<key>`` (parameters ``pbpr_<key>``)."""
@@ -56,6 +56,9 @@ class IdentificationOptions:
     pbpr: dict = field(default_factory=dict)
     unmodelled_load: bool = True
     """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
+    hyperparameters: str = "stated"
+    """``hyperparameters:``: FBPE's prior scales per group and noise per joint chosen by the evidence (``evidence``,
+    :mod:`dynid_ros.estimation.hyperparameters`) or the stated tolerances and the residual variance (``stated``)."""
     position_torque: str | list[str] = "auto"
     """``model: position_torque``: a per-joint position-dependent torque (spring, cable) where cross-validation
     shows one (``auto``), never (``off``), or on the named joints (identification.position_torque_selection)."""
@@ -69,7 +72,8 @@ class IdentificationOptions:
     def check(self) -> None:
         """Raise ConfigError for an invalid choice; changes nothing."""
         for name, value, choices in (("method", self.method, METHODS), ("consistency", self.consistency, CONSISTENCIES),
-                                     ("solver", self.solver, SOLVERS), ("prior", self.prior, ("nominal", "none"))):
+                                     ("solver", self.solver, SOLVERS), ("prior", self.prior, ("nominal", "none")),
+                                     ("hyperparameters", self.hyperparameters, HYPERPARAMETERS)):
             if value not in choices:
                 raise ConfigError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
         if self.start is not None and self.end is not None and self.end <= self.start:
@@ -77,6 +81,8 @@ class IdentificationOptions:
 
 
 
+HYPERPARAMETERS = ("evidence", "stated")
+"""``identification: hyperparameters:`` choices (:class:`IdentificationOptions`)."""
 POSITION_TORQUE_CHOICES = ("auto", "off")
 """Values of ``model: position_torque`` besides a list of joint names."""
 

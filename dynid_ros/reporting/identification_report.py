@@ -19,6 +19,7 @@ from dynid_ros.estimation.prior import MASS_RATIO_RANGE
 from dynid_ros.estimation.residual_structure import STRUCTURED_SHARE, JointDiagnostics, joint_diagnostics
 from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.identification_result import IdentificationResult
+from dynid_ros.identification.least_squares_comparison import LeastSquaresComparison
 from dynid_ros.reporting import plots
 from dynid_ros.reporting.report_html import Document
 from dynid_ros.robot.model import PRISMATIC, RobotModel
@@ -100,6 +101,8 @@ def build_document(result: IdentificationResult, provenance: dict, figure_dir: P
                   f"{100 * result.relative_error:.2f} % over {result.n_samples} samples (worst joint "
                   f"{100 * worst:.1f} %); {result.base.n_base} base parameters.")
     doc.paragraph(filter_summary(result.processing or {}))
+    if result.least_squares is not None:
+        doc.paragraph(LeastSquaresComparison.from_dict(result.least_squares).summary())
     for warning in [*result.notes, *result.warnings]:
         doc.paragraph(warning, note=True)
     load = result.unmodelled_load
@@ -115,6 +118,7 @@ def build_document(result: IdentificationResult, provenance: dict, figure_dir: P
     else:
         doc.paragraph("No torque fit to show (identified from M(q) and g(q)).", note=True)
     links_section(doc, result, figure_dir)
+    hyperparameters_section(doc, result)
     parameters_section(doc, result)
     excitation_section(doc, result, figure_dir, quality)
     provenance_section(doc, provenance)
@@ -173,20 +177,51 @@ def links_section(doc: Document, result: IdentificationResult, figure_dir: Path)
         _, com, _ = inertia_about_com(result.delta[layout.link_slice(k)])
         _, com0, _ = inertia_about_com(result.nominal[layout.link_slice(k)])
         rows.append([r["link"], r["mass"], r["prior_mass"], r["mass_ratio"], _vector(com), _vector(com0),
-                     100 * r["com_shift_m"], 100 * r["inertia_change"]])
+                     100 * r["com_shift_m"], 100 * r["inertia_change"], r.get("mass_move_log_bayes_factor")])
         if not r["realistic_mass"]:
             highlight.add(k)
     lo, hi = MASS_RATIO_RANGE
     doc.paragraph(f"Highlighted: a link whose identified mass is outside [{lo:g}x, {hi:g}x] of the nominal one "
                   f"({len(highlight)} of {len(rows)}).", note=bool(highlight))
+    doc.paragraph("The last column is the evidence for a mass that moved: the log Bayes factor of the identified "
+                  "mass against the CAD one (Savage-Dickey density ratio; above 2.3, a factor of 10: the data demand "
+                  "the move; near 0 or below: the CAD mass explains the data as well).")
     doc.table(["link", "mass [kg]", "nominal mass [kg]", "ratio", "CoM [m]", "nominal CoM [m]", "CoM shift [cm]",
-               "inertia change [%]"], rows, highlight)
+               "inertia change [%]", "log Bayes factor (moved)"], rows, highlight)
     if result.realism:
         masses = np.array([r["mass"] for r in result.realism])
         prior = np.array([r["prior_mass"] for r in result.realism])
         doc.figure(plots.plot_link_masses([r["link"] for r in result.realism], masses, prior,
                                           figure_dir / FIGURES["masses"], MASS_RATIO_RANGE),
                    "Identified vs nominal link masses; red: outside the realistic range.")
+
+
+def hyperparameters_section(doc: Document, result: IdentificationResult) -> None:
+    """The prior's scales and the noise the evidence chose, with the evidence along each group's scale
+    (:mod:`dynid_ros.estimation.hyperparameters`), and the filter cutoff's cross-validation scores."""
+    chosen, choice = result.hyperparameters, (result.processing or {}).get("cutoff_choice") or {}
+    scores = choice.get("scores") if choice.get("rule") == "auto" else None
+    if chosen is None and not scores:
+        return
+    doc.heading("Hyperparameters chosen by the data")
+    if chosen is not None:
+        doc.paragraph(f"The prior's tolerance per group and each joint's noise maximize the evidence (type-II maximum "
+                      f"likelihood; {chosen['reference']}); log Bayes factor of the choice over the stated tolerances: "
+                      f"{chosen['log_bayes_factor_vs_stated']:.1f}. The evidence along each group's scale (log "
+                      f"evidence relative to the choice; 0 at x1):")
+        stated, tolerances = chosen["stated_tolerances"], chosen["tolerances"]
+        fields = {"mass": "mass", "com": "com" if "com" in tolerances else "com_relative", "inertia": "inertia",
+                  "joint": "joint"}
+        factors = [f for f, _ in next(iter(chosen["curve"].values()))]
+        rows = [[group, stated[fields[group]], tolerances[fields[group]], chosen["scales"][group],
+                 *[v for _, v in chosen["curve"][group]]] for group in chosen["scales"]]
+        doc.table(["group", "stated tolerance", "chosen", "x stated", *[f"x{f:g}" for f in factors]], rows)
+        doc.table(["joint", "noise std (chosen)", "variance inflation"],
+                  [[joint, value, chosen["inflation"][joint]] for joint, value in chosen["noise_std"].items()])
+    if scores:
+        doc.paragraph(f"Filter cutoff: {choice['description']}; cross-validated relative error per candidate:")
+        doc.table(["cutoff [Hz]", "error [%]"], [[float(c), 100 * float(e)] for c, e in scores.items()],
+                  {i for i, c in enumerate(scores) if np.isclose(float(c), float(choice["cutoff_hz"]), rtol=1e-3)})
 
 
 def masses_section(doc: Document, result: IdentificationResult) -> None:

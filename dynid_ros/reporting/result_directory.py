@@ -127,6 +127,8 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "unmodelled_load": result.unmodelled_load,
         "position_torque": result.position_torque,
         "data_weight": result.data_weight,
+        "hyperparameters": result.hyperparameters,
+        "least_squares": result.least_squares,
         "warnings": result.warnings,
         "notes": result.notes,
         "urdf_omits": _with_position_torque(urdf_omits(result.layout, result.delta, result.friction_sigmoid),

@@ -128,7 +128,8 @@ def identify_abs_effort_bag(bag: str | Path, options: IdentificationOptions, sea
     model, warnings = scanned_model(scan, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
     with timer.stage("process"):
         data = processed_scan(scan, model, options, ProcessingOptions(**options.processing),
-                              scan_gains(scan, model, gains, gains_file), nonnegative_effort(model.joints))
+                              scan_gains(scan, model, gains, gains_file), nonnegative_effort(model.joints),
+                              cross_validate=False)  # |tau|: no torque to cross-validate a cutoff on
     del scan
     target, base = _target(model, options, search, timer)
     result = identify_processed(data, options, model, timer, fit_target=target, base=base, warnings=warnings)

@@ -211,22 +211,25 @@ def test_jitter_is_not_a_gap_and_the_gap_threshold_is_an_option() -> None:
     assert ProcessingOptions.from_record(record) == ProcessingOptions(gap_s=0.005)  # what a result holds
 
 
-def test_default_cutoff_is_derived_from_the_bandwidth_and_the_sample_rate() -> None:
-    """``cutoff_hz: bandwidth`` (the default) scales with the motion's bandwidth (1.1 Hz sines:
-    about 1.2 Hz, tapered estimate), stays below the Nyquist margin of the sample rate, and the decimation follows;
-    the numbers used and how they were found are in the processed data; an explicit cutoff wins."""
+def test_bandwidth_cutoff_is_derived_from_the_bandwidth_and_the_sample_rate() -> None:
+    """``cutoff_hz: bandwidth`` scales with the motion's bandwidth (1.1 Hz sines: about 1.2 Hz, tapered estimate),
+    stays below the Nyquist margin of the sample rate, and the decimation follows; the numbers used and how they were
+    found are in the processed data; an explicit cutoff wins; ``auto`` is the same rule where nothing can score a
+    cutoff (no chooser: a caller without a model)."""
     assert ProcessingOptions().cutoff_hz == "bandwidth"
     series = sines(duration=10.0)
-    data = process(series)
+    data = process(series, ProcessingOptions(cutoff_hz="bandwidth"))
+    assert process(series).cutoff_choice == data.cutoff_choice
     choice = data.cutoff_choice
     assert choice["rule"] == "bandwidth" and 1.0 <= choice["bandwidth_hz"] <= 1.3, choice
     assert data.options.cutoff_hz == pytest.approx(passband_multiple(4) * choice["bandwidth_hz"])
     assert "derived from bandwidth" in choice["description"]
     assert data.options.decimate_hz == pytest.approx(max(100.0, 8 * data.options.cutoff_hz))
     fast = JointStateSeries(series.names, 0.5 * series.t, series.position, 2 * series.velocity, series.effort)
-    assert process(fast).options.cutoff_hz == pytest.approx(2 * data.options.cutoff_hz, rel=0.05)  # twice as fast
+    bandwidth = ProcessingOptions(cutoff_hz="bandwidth")
+    assert process(fast, bandwidth).options.cutoff_hz == pytest.approx(2 * data.options.cutoff_hz, rel=0.05)  # 2x
     coarse = process(JointStateSeries(series.names, series.t[::20], series.position[::20], series.velocity[::20],
-                                      series.effort[::20]))  # 50 Hz: 20 Hz would be 0.8 x Nyquist
+                                      series.effort[::20]), bandwidth)  # 50 Hz: 20 Hz would be 0.8 x Nyquist
     assert coarse.options.cutoff_hz == pytest.approx(0.4 * coarse.rate_hz) and coarse.options.decimate_hz <= 51
     fixed = process(series, ProcessingOptions(cutoff_hz=6.0))
     assert fixed.options.cutoff_hz == 6.0 and fixed.cutoff_choice is None

@@ -11,6 +11,7 @@ from dynid_ros.dynamics.polish import polish
 from dynid_ros.dynamics.regressor import regressor
 from dynid_ros.errors import ConfigError, DataError, EstimationError
 from dynid_ros.estimation import estimators
+from dynid_ros.estimation.prior import PriorGroups, PriorTolerances, cad_prior
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout, link_parameters
 
@@ -316,3 +317,42 @@ def test_rows_left_out_of_the_fit_are_no_observations():
     assert fit.inflation == pytest.approx(alone.inflation, rel=1e-9)
     data = estimators.scaled_data(w_b, tau, base.K, layout, None, None, rows)
     assert data.rows == rows.sum()
+
+
+def test_map_with_joint_noise_is_the_posterior_mean_where_no_constraint_binds():
+    """``joint_noise`` (the noise the evidence chose): the data term is ``sum_j ||W_j beta - y_j||^2 / noise_j`` as it
+    stands, no residual variance estimated: with the truth well inside every LMI and bound, the MAP estimate is the
+    Gaussian posterior mean in closed form, and its posterior standard deviations are the closed form's."""
+    _, layout, base, truth, w_b, w = synthetic("ur5")
+    rng = np.random.default_rng(3)
+    noise = np.linspace(0.05, 0.3, layout.n_dof) ** 2
+    tau = w @ truth + rng.normal(0.0, 1.0, w.shape[0]) * np.sqrt(np.tile(noise, w.shape[0] // layout.n_dof))
+    prior = cad_prior(truth, layout, joint_scales=np.full(layout.n_parameters, 0.5))
+    fit = estimators.fbpe(w_b, tau, base.K, layout, prior=prior, joint_noise=noise)
+    rows = np.tile(1.0 / noise, w.shape[0] // layout.n_dof)
+    a = w_b @ base.K
+    precision = a.T @ (a * rows[:, None]) + np.linalg.inv(prior.covariance)
+    mean = np.linalg.solve(precision, a.T @ (rows * tau) + np.linalg.solve(prior.covariance, prior.mean))
+    assert feasibility.is_feasible(mean, layout, consistency="full")
+    np.testing.assert_allclose(base.K @ fit.delta, base.K @ mean, rtol=1e-4, atol=1e-6 * np.abs(base.K @ mean).max())
+    np.testing.assert_allclose(fit.delta_std, np.sqrt(np.diag(np.linalg.inv(precision))), rtol=1e-3)
+    with pytest.raises(ConfigError, match="joint_noise"):
+        estimators.fbpe(w_b, tau, base.K, layout, prior=prior, joint_noise=-noise)
+
+
+def test_shaped_mass_prior_holds_a_poorly_seen_mass_away_from_zero():
+    """Few noisy samples that pull the masses about: with the masses' own shape (symmetric in log, infinite at 0) no
+    link's mass goes further below its CAD value than the Gaussian lets it, while the fit stays as good."""
+    model, layout, base, truth, _, _ = synthetic("panda")
+    rng = np.random.default_rng(14)
+    q, dq, ddq = fourier_trajectory(7, 60, rng)
+    w = regressor(model, layout, q, dq, ddq)
+    w_b = base.project(w)
+    tau = w @ truth + rng.normal(0.0, 0.5, w.shape[0])
+    groups = PriorGroups.of(truth, layout, PriorTolerances(mass=0.6), np.full(layout.n_parameters, 2.0))
+    gaussian = estimators.fbpe(w_b, tau, base.K, layout, prior=groups.prior())
+    shaped = estimators.fbpe(w_b, tau, base.K, layout, prior=groups.prior(shaped=True))
+    masses = layout.indices("m")
+    low = (lambda fit: float(np.min(fit.delta[masses] / truth[masses])))  # noqa: E731
+    assert low(shaped) >= low(gaussian) - 1e-6
+    assert shaped.objective < 1.05 * gaussian.objective

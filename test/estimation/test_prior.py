@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from dynid_ros.errors import ConfigError
-from dynid_ros.estimation.prior import PriorTolerances, cad_prior, link_realism
+from dynid_ros.estimation.prior import (
+    GROUPS,
+    STRONG_EVIDENCE,
+    PriorGroups,
+    PriorTolerances,
+    cad_prior,
+    link_realism,
+    moved_mass_evidence,
+)
 from dynid_ros.robot.parameters import ParameterLayout, link_parameters
 
 LAYOUT = ParameterLayout(("j1",), ("l1",), ("viscous",), True)
@@ -73,3 +81,48 @@ def test_com_tolerance_scales_with_the_link_and_joint_terms_start_from_the_descr
     absolute = cad_prior(np.concatenate([big, small, joint_terms]), layout, PriorTolerances(com=0.03),
                          joint_scales=np.ones(26))
     assert absolute.std[1] == pytest.approx(absolute.std[11], rel=1e-6)  # the config's metres: the same for both
+
+
+def test_prior_groups_sum_to_the_prior_and_scale_each_group_alone():
+    nominal = np.concatenate([BODY, [0.0, 0.0]])
+    tol = PriorTolerances(mass=0.1, com=0.01, inertia=0.3, joint=0.5)
+    groups = PriorGroups.of(nominal, LAYOUT, tol, np.array([0.0] * 10 + [2.0, 0.5]))
+    np.testing.assert_allclose(groups.covariance(), cad_prior(nominal, LAYOUT, tol, np.array([0.0] * 10 + [2.0, 0.5])
+                                                              ).covariance, rtol=1e-12, atol=1e-15)
+    scaled = tol.scaled({"mass": 2.0, "inertia": 0.5})
+    assert (scaled.mass, scaled.com, scaled.inertia, scaled.joint) == (0.2, 0.01, 0.15, 0.5)
+    np.testing.assert_allclose(groups.covariance({"mass": 2.0, "inertia": 0.5}),
+                               cad_prior(nominal, LAYOUT, scaled, np.array([0.0] * 10 + [2.0, 0.5])).covariance,
+                               rtol=1e-10, atol=1e-15)
+    assert set(GROUPS) == {"mass", "com", "inertia", "joint"}
+
+
+def test_mass_shape_is_the_gaussian_near_cad_symmetric_in_log_and_infinite_at_zero():
+    """Half and twice the CAD mass cost the same; near the CAD mass the shape is the Gaussian's (value and
+    curvature); a mass at or below zero is impossible."""
+    nominal = np.concatenate([BODY, [0.0, 0.0]])
+    groups = PriorGroups.of(nominal, LAYOUT, PriorTolerances(mass=0.25), np.array([0.0] * 10 + [2.0, 0.5]))
+    gaussian, shaped = groups.prior(), groups.prior(shaped=True)
+    shape = shaped.mass_shape
+    assert shape.penalty(np.array([1.0])) == pytest.approx(shape.penalty(np.array([4.0])))  # 2 kg CAD: x0.5, x2
+    assert shape.penalty(np.array([0.0])) == np.inf
+    near = nominal.copy()
+    near[0] *= 1.001
+    near[1:4] *= 1.001  # the CoM kept: the conditional Gaussian of the first moments given the mass
+    assert shaped.negative_log_density(near) == pytest.approx(gaussian.negative_log_density(near), rel=1e-2)
+    np.testing.assert_allclose(shaped.half_hessian(nominal), gaussian.half_hessian(nominal), rtol=1e-6,
+                               atol=1e-9 * np.abs(gaussian.half_hessian(nominal)).max())
+    far = nominal.copy()
+    far[0] *= 0.3
+    assert shaped.negative_log_density(far) > gaussian.negative_log_density(far)  # a link drifting toward 0
+
+
+def test_moved_mass_evidence_is_the_savage_dickey_ratio():
+    """A mass the data put at its CAD value with a tight posterior: evidence against a move (the Occam factor); one
+    the data moved by many posterior standard deviations: strong evidence for it."""
+    assert moved_mass_evidence(2.0, 2.0, 0.5, 0.05) == pytest.approx(np.log(0.05 / 0.5))
+    assert moved_mass_evidence(2.6, 2.0, 0.5, 0.05) > STRONG_EVIDENCE
+    assert moved_mass_evidence(2.6, 2.0, 0.5, 0.45) < STRONG_EVIDENCE  # the data say little: no evidence either way
+    realism = link_realism(BODY, BODY * 1.1, LAYOUT.__class__(("j1",), ("l1",), (), False),
+                           prior_std=np.full(10, 0.5), posterior_std=np.full(10, 0.05))
+    assert realism[0]["mass_move_log_bayes_factor"] == pytest.approx(moved_mass_evidence(2.0, 2.2, 0.5, 0.05))

@@ -1,6 +1,7 @@
-"""The filter cutoff chosen from the data (processing ``cutoff_hz: auto``): candidates from the
-motion's bandwidth, time-blocked cross-validation picks one; the choice is recorded and validation uses it; an
-explicit cutoff wins. On the real Panda it picks about the hand-tuned 6 Hz and keeps the held-out error."""
+"""The filter cutoff chosen from the data (processing ``cutoff_hz: auto``; the default is ``bandwidth``):
+candidates from the motion's bandwidth, time-blocked cross-validation on the leading window's per-block sums picks
+one, streamed; the choice is recorded and validation uses it; an explicit cutoff wins. On the real Panda it picks
+about the hand-tuned 6 Hz and keeps the held-out error."""
 
 from __future__ import annotations
 
@@ -10,15 +11,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from threadpoolctl import threadpool_limits
 
 from dynid_ros.cli.main import main
-from dynid_ros.data.bag_io import write_joint_states
+from dynid_ros.data.bag_io import read_joint_states, write_joint_states
 from dynid_ros.data.bandwidth import passband_multiple
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessingOptions, process
-from dynid_ros.dynamics.regressor import torques
+from dynid_ros.dynamics.base_parameters import compute_base_parameters
+from dynid_ros.dynamics.regressor import regressor, torques
 from dynid_ros.errors import ConfigError
-from dynid_ros.identification.cutoff_selection import MULTIPLES, motion_bandwidth
+from dynid_ros.identification.cutoff_selection import (
+    BLOCKS,
+    MULTIPLES,
+    NYQUIST_SHARE,
+    TIE,
+    choose_cutoff,
+    motion_bandwidth,
+    time_blocks,
+    with_cutoff,
+)
 from dynid_ros.robot.model import load_model, nominal_parameters
 
 from support.panda_data import JOINTS, write_panda_bag
@@ -35,14 +47,61 @@ def test_motion_bandwidth_holds_the_energy_of_the_velocities():
     assert np.isclose(motion_bandwidth(t, v[:, :1]), 0.2, atol=0.03)
 
 
-def test_auto_is_an_option_the_identification_resolves():
+def test_bandwidth_is_the_default_and_auto_without_a_model_is_the_bandwidth_rule():
+    assert ProcessingOptions().cutoff_hz == "bandwidth"
     assert ProcessingOptions(cutoff_hz="auto").cutoff_hz == "auto"
     with pytest.raises(ConfigError, match="processing option cutoff_hz must be a number"):
         ProcessingOptions(cutoff_hz="fast")
-    t = np.arange(0.0, 2.0, 0.01)
+    t = np.arange(0.0, 20.0, 0.01)
     series = JointStateSeries(["a"], t, np.sin(t)[:, None], np.cos(t)[:, None], np.sin(t)[:, None])
-    with pytest.raises(ConfigError, match="chosen by the identification"):
-        process(series, ProcessingOptions(cutoff_hz="auto"))
+    data = process(series, ProcessingOptions(cutoff_hz="auto"))  # nothing to score a cutoff with
+    assert data.cutoff_choice["rule"] == "bandwidth"
+    assert data.options.cutoff_hz == process(series, ProcessingOptions(cutoff_hz="bandwidth")).options.cutoff_hz
+
+
+def brute_force_scores(series: JointStateSeries, model, base) -> dict[float, float]:
+    """Each candidate's cross-validated error the plain way: the window processed, the whole base regressor in
+    memory, a least-squares fit of three blocks predicting the fourth (what the sums must reproduce)."""
+    t = series.t
+    rate = 1.0 / float(np.median(np.diff(t)))
+    bandwidth = motion_bandwidth(t, series.velocity)
+    scores = {}
+    for cutoff in [bandwidth * m for m in MULTIPLES if bandwidth * m < NYQUIST_SHARE * rate]:
+        data = process(series, with_cutoff(ProcessingOptions(), cutoff, rate))
+        w_b = base.project(regressor(model, base.layout, data.q, data.dq, data.ddq))
+        rows = np.repeat(time_blocks(data.tau.shape[0]), data.tau.shape[1])
+        tau, raw = data.tau.reshape(-1), data.tau_raw.reshape(-1)
+        error = 0.0
+        for k in range(BLOCKS):
+            with threadpool_limits(limits=1, user_api="blas"):  # a shared machine: BLAS threads only contend
+                beta = np.linalg.lstsq(w_b[rows != k], tau[rows != k], rcond=None)[0]
+            error += float(np.sum((raw[rows == k] - w_b[rows == k] @ beta) ** 2))
+        scores[cutoff] = float(np.sqrt(error / float(raw @ raw)))
+    return scores
+
+
+def test_the_sums_score_each_cutoff_as_least_squares_on_the_whole_window_does(tmp_path, monkeypatch):
+    """The per-block sums give every candidate the score of the plain cross-validation (the window's regressor in
+    memory, least squares per fold), so the choice is the same; a longer recording is scored on its leading window
+    only (``BANDWIDTH_WINDOW_S``, here shortened to 15 s to keep the test short)."""
+    series = read_joint_states(synthetic_panda_bag(tmp_path))
+    model = load_model(urdf=PANDA_URDF)
+    base = compute_base_parameters(model, model.layout_for())
+    options, choice = choose_cutoff(series, ProcessingOptions(), model, base)
+    expected = brute_force_scores(series, model, base)
+    assert list(choice.scores) == pytest.approx(list(expected))
+    assert list(choice.scores.values()) == pytest.approx(list(expected.values()), rel=1e-6)
+    best = min(expected.values())
+    assert options.cutoff_hz == choice.cutoff_hz == min(c for c, v in expected.items() if v <= best * (1 + TIE))
+    monkeypatch.setattr("dynid_ros.data.signal_processing.BANDWIDTH_WINDOW_S", 15.0)
+    span = series.t[-1] - series.t[0] + 5e-3
+    copies = 2  # 24 s: past the leading window, the effort three times off
+    longer = JointStateSeries(series.names, np.concatenate([series.t + k * span for k in range(copies)]),
+                              np.tile(series.position, (copies, 1)), np.tile(series.velocity, (copies, 1)),
+                              np.vstack([series.effort * (1.0 if k == 0 else 3.0) for k in range(copies)]))
+    window = longer.window(None, 15.0)
+    assert choose_cutoff(longer, ProcessingOptions(), model, base)[1].scores == \
+        choose_cutoff(window, ProcessingOptions(), model, base)[1].scores
 
 
 def synthetic_panda_bag(tmp_path: Path) -> Path:
@@ -97,20 +156,31 @@ def test_real_panda_auto_cutoff_is_near_the_tuned_one_and_keeps_the_held_out_err
     assert json.loads(report.read_text())["relative_error"] <= 0.0270
 
 
-def test_default_cutoff_is_derived_from_the_bandwidth_streamed_recorded_and_used_by_validate(tmp_path, monkeypatch):
-    """The default (``cutoff_hz: bandwidth``): the bag is streamed (no fallback to memory), the cutoff is 16.9x the
-    bandwidth (0.6 Hz top sine), recorded with how it was found, and validate uses the recorded number."""
+@pytest.mark.parametrize("rule", ["auto", "bandwidth"])
+def test_default_and_bandwidth_cutoffs_stream_the_bag_record_the_choice_and_validate_uses_it(tmp_path, monkeypatch,
+                                                                                               rule):
+    """``cutoff_hz: auto`` (cross-validated) and the default ``cutoff_hz: bandwidth`` (16.9x the bandwidth, 0.6 Hz
+    top sine): the bag is streamed (no fallback to memory), the cutoff recorded with how it was found, and validate
+    uses the recorded number."""
     bag = synthetic_panda_bag(tmp_path)
     out = tmp_path / "result"
+    config = tmp_path / "rule.yaml"
+    config.write_text(f"identification:\n  processing:\n    cutoff_hz: {rule}\n")
 
     def whole_bag(*args, **kwargs):
         raise AssertionError("the bag was read whole: the streamed path fell back to memory")
 
     with monkeypatch.context() as patch:
         patch.setattr("dynid_ros.identification.identify.read_joint_states", whole_bag)
-        assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bag), "--end", "8", "--out", str(out)]) == 0
+        assert main(["identify", "--urdf", str(PANDA_URDF), "--bag", str(bag), "--end", "8", "--out", str(out)]
+                    + ["--config", str(config)]) == 0
     processing = yaml.safe_load((out / "parameters.yaml").read_text())["processing"]
     choice = processing["cutoff_choice"]
+    if rule == "auto":
+        assert choice["rule"] == "auto" and processing["cutoff_hz"] == choice["cutoff_hz"], choice
+        assert any(np.isclose(processing["cutoff_hz"], m * choice["bandwidth_hz"]) for m in MULTIPLES), choice
+        assert "time-blocked cross-validation" in (out / "report.md").read_text()
+        return
     assert choice["rule"] == "bandwidth" and 0.6 <= choice["bandwidth_hz"] <= 0.85, choice  # 0.6 Hz, Hann +-2/8 s
     assert processing["cutoff_hz"] == pytest.approx(passband_multiple(4) * choice["bandwidth_hz"])
     assert choice["description"].startswith("derived from bandwidth")

@@ -92,7 +92,7 @@ def test_a_bag_streamed_equals_the_bag_read_whole(arm):
 def test_which_options_stream_and_why_not():
     assert streams(IdentificationOptions())
     assert not streams(IdentificationOptions(friction=("viscous", "sigmoid")))
-    assert not streams(IdentificationOptions(processing={"cutoff_hz": "auto"}))
+    assert streams(IdentificationOptions(processing={"cutoff_hz": "auto"}))  # chosen on the leading window
     assert in_memory_warnings(IdentificationOptions(friction=("sigmoid",))) == [
         "sigmoid friction needs the whole series: read in memory"]
     assert in_memory_warnings(IdentificationOptions()) == []

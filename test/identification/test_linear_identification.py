@@ -76,7 +76,8 @@ def test_default_identification_fits_to_the_noise_floor_and_finds_the_joint_term
 def test_ols_is_numpy_least_squares_on_the_processed_rows(rich):
     options = IdentificationOptions(method="ols", prior="none")
     result = identify_linear(rich.series, options, rich.model, StageTimer())
-    data = process(prepare_series(rich.series, rich.model, options), ProcessingOptions())
+    chosen = {k: v for k, v in result.processing.items() if k not in ("segments", "cutoff_choice")}  # its cutoff
+    data = process(prepare_series(rich.series, rich.model, options), ProcessingOptions(**chosen))
     base = compute_base_parameters(rich.model, rich.layout)
     w_b = base.project(regressor(rich.model, rich.layout, data.q, data.dq, data.ddq))
     np.testing.assert_allclose(result.beta, np.linalg.lstsq(w_b, data.tau.reshape(-1), rcond=None)[0],
@@ -104,8 +105,9 @@ def test_min_speed_leaves_slow_rows_out_of_the_fit_and_says_how_many(rich):
 
 
 def test_fit_target_replaces_the_torque_rows(rich):
-    """A fit target of twice the torque: the least-squares parameters double (they are linear in the torque)."""
-    options = IdentificationOptions(method="ols", prior="none")
+    """A fit target of twice the torque: the least-squares parameters double (they are linear in the torque). (A fit
+    target, e.g. |tau| with signs estimated, gets the bandwidth rule's cutoff: there is no torque to cross-validate.)"""
+    options = IdentificationOptions(method="ols", prior="none", processing={"cutoff_hz": "bandwidth"})
     once = identify_linear(rich.series, options, rich.model, StageTimer())
 
     def doubled(data, w_b, kept):

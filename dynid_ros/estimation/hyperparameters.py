@@ -1,0 +1,336 @@
+"""The prior's scale per group and the noise per joint, chosen by the data: evidence maximization (type-II maximum
+likelihood, empirical Bayes) on the linear-Gaussian part of the MAP estimate.
+
+The feasible MAP estimate (:func:`dynid_ros.estimation.estimators.fbpe`) weighs the data against the CAD prior
+(:mod:`dynid_ros.estimation.prior`). Two kinds of numbers decide the balance: how far the robot may be from its
+description (the prior's tolerances per group: link masses, CoMs, inertias, joint terms) and how noisy each joint's
+torque is. Stated once for every robot they are right for none: a URDF the data contradict needs a wide prior, one the
+data agree with keeps a tight one, and a short or badly excited run over-fits its noise. They are chosen here, per
+identification, by the evidence: the probability of the measured torques given the hyperparameters with the
+parameters integrated out (MacKay 1992 "Bayesian interpolation", the evidence framework; Tipping 2001 section 2.2;
+Rasmussen & Williams 2006 section 5.4.1, eq. 5.8: a data-fit term and a complexity penalty, so a wider prior is
+chosen only when it explains the data better by more than it costs).
+
+**The model.** Base parameters ``beta = K delta`` with the prior ``delta ~ N(mu, Sigma(s))``,
+``Sigma(s) = sum_g s_g^2 Sigma_g + Sigma_0`` (:class:`dynid_ros.estimation.prior.PriorGroups`: ``Sigma_g`` the group's
+covariance at the stated tolerance, so ``s_g = 1`` is the stated prior; ``Sigma_0`` parts without a scale, e.g. an
+unmodelled load). Joint ``j``'s ``N_j`` rows ``y_j = W_j beta + e_j``, ``e_j`` of variance ``sigma_j^2``. Its residual
+is correlated (integrated autocorrelation time ``tau_j``, and model error counted as few samples,
+:mod:`dynid_ros.estimation.model_error`): the rows carry the information of ``N_j / tau_j`` independent samples, so each
+row's log-likelihood counts ``1 / tau_j`` (a tempered likelihood with the effective sample size, as the MAP's own data
+term). The log evidence then has the closed form (all from the per-joint sums ``W_j^T W_j``, ``W_j^T y_j``,
+``y_j^T y_j``, never the samples: it streams)::
+
+    2 log p(y | s, sigma) = - sum_j (N_j / tau_j) log(2 pi sigma_j^2) - (y - W m0)^T P (y - W m0)
+                            + b^T L (I + L^T A L)^-1 L^T b - log det(I + L^T A L)
+
+with ``P`` the rows' precision ``1 / (sigma_j^2 tau_j)``, ``A = W^T P W``, ``b = W^T P (y - W m0)``, ``m0 = K mu`` and
+``L L^T = K Sigma(s) K^T``. It is maximized over ``log s_g`` and ``log sigma_j`` with a log-normal hyperprior on each
+``s_g`` (one standard deviation a factor :data:`HYPERPRIOR_SPREAD` about the stated tolerance; MacKay 1992 section 3:
+a prior on the hyperparameters): the stated tolerances are a belief, and without it a group whose directions another
+part of the prior can also explain (an unmodelled load's wide prior on the last link) is switched off (the pruning of
+Tipping 2001 section 2.2), which no CAD engineer would believe. The optimum's noise is each joint's residual variance
+corrected for the parameters the data determine (MacKay's ``N - gamma``): a short or badly excited run no longer
+reads its over-fit residual as its noise.
+
+The feasible MAP is then solved at the chosen values (the constraints, LMIs and bounds, act only there). The chosen
+values, the log evidence at the stated and at the chosen ones (their difference is the log Bayes factor in favour of the
+choice) and the evidence along each group's scale are what :meth:`HyperparameterChoice.to_dict` reports
+(``report.json`` ``hyperparameters``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+from threadpoolctl import threadpool_limits
+
+from dynid_ros.estimation.normal_equations import NormalEquations
+from dynid_ros.estimation.prior import GROUPS, PriorGroups, PriorTolerances
+from dynid_ros.estimation.residual_model import NOISE_FLOOR
+
+HYPERPRIOR_SPREAD = 3.0
+"""One standard deviation of the log-normal hyperprior of each group's scale: the stated tolerance times or divided by
+this (a CAD tolerance is known to within a factor of a few, not to ten per cent and not to a hundred times)."""
+
+SCALE_RANGE = (HYPERPRIOR_SPREAD**-2, HYPERPRIOR_SPREAD**2)
+"""Each group's scale stays within two of the hyperprior's standard deviations of the stated tolerance. With few
+independent samples (a short run, model error counted as few samples) the evidence's Occam factor prefers an ever
+tighter prior; a CAD model is not known to better than a ninth of its stated tolerance however little the data say,
+nor should a tolerance nine times the stated one be needed (the data then speak for themselves)."""
+
+CONVERGED = {"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000}
+"""The optimizer's stopping rule: converged to round-off, so the choice does not depend on how the sums were added up
+(a bag streamed in chunks gives the in-memory estimate to 1e-9)."""
+
+NOISE_ITERATIONS = 200
+"""At most this many fixed-point steps of the noise per scale (it converges linearly, in a few tens)."""
+NOISE_TOLERANCE = 1e-12
+"""The noise's fixed point is reached when no joint's variance moves by more than this (relative)."""
+
+CURVE_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+"""The evidence curve: each group's scale times these factors, the others at their chosen values."""
+
+
+@dataclass
+class JointSums:
+    """The per-joint normal equations stacked: ``gram[j] = W_j^T W_j``, ``cross[j] = W_j^T y_j``, ``square[j] = y_j^T
+    y_j`` and ``count[j]`` rows (in the fit), of the base regressor ``W_j`` and target ``y_j``."""
+
+    gram: np.ndarray
+    cross: np.ndarray
+    square: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def of(cls, equations: list[NormalEquations]) -> JointSums:
+        """From each joint's normal equations (e.g. :meth:`dynid_ros.estimation.estimators.JointBlocks.
+        normal_equations`)."""
+        return cls(np.array([e.gram for e in equations]), np.array([e.projection for e in equations]),
+                   np.array([e.b_norm2 for e in equations]), np.array([float(e.rows) for e in equations]))
+
+    def least_squares_noise(self) -> np.ndarray:
+        """Per joint, the residual variance of the least-squares fit of all joints (a starting value)."""
+        gram, cross = self.gram.sum(axis=0), self.cross.sum(axis=0)
+        beta = np.linalg.lstsq(gram, cross, rcond=1e-12)[0]
+        residual = self.square - 2.0 * self.cross @ beta + np.einsum("i,jik,k->j", beta, self.gram, beta)
+        dof = np.maximum(self.count - beta.size / self.count.size, 1.0)
+        return np.maximum(residual, 0.0) / dof
+
+
+@dataclass
+class Evidence:
+    """The log evidence of the module docstring for the sums ``sums``, each joint's inflation ``inflation``
+    (``tau_j``), the prior ``groups`` and ``K`` (``beta = K delta``)."""
+
+    sums: JointSums
+    inflation: np.ndarray
+    groups: PriorGroups
+    K: np.ndarray
+    base_groups: dict[str, np.ndarray] = field(init=False)
+    base_fixed: np.ndarray = field(init=False)
+    prior_mean: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        k = np.asarray(self.K, dtype=float)
+        self.base_groups = {g: k @ self.groups.unit[g] @ k.T for g in GROUPS}
+        fixed = self.groups.fixed
+        self.base_fixed = np.zeros_like(self.base_groups["mass"]) if fixed is None else k @ fixed @ k.T
+        self.prior_mean = k @ self.groups.mean
+        self.inflation = np.maximum(np.asarray(self.inflation, dtype=float), 1.0)
+
+    def base_covariance(self, scales: np.ndarray) -> np.ndarray:
+        """``K Sigma(s) K^T`` for the scales in :data:`GROUPS` order."""
+        return sum(float(s) ** 2 * self.base_groups[g] for s, g in zip(scales, GROUPS)) + self.base_fixed
+
+    def log_evidence(self, scales: np.ndarray, noise: np.ndarray) -> float:
+        """``log p(y | s, sigma)`` (module docstring) at group scales ``scales`` and noise variances ``noise``."""
+        return self.value_and_gradient(scales, noise)[0]
+
+    def value_and_gradient(self, scales: np.ndarray, noise: np.ndarray) -> tuple[float, np.ndarray]:
+        """The log evidence and its gradient in ``(log s_g, log sigma_j)``: with the posterior mean ``m``, covariance
+        ``S = (Sigma_b^-1 + A)^-1`` and ``u = Sigma_b^-1 (m - m0)``, ``d/dSigma_b = (u u^T - Sigma_b^-1 + Sigma_b^-1 S
+        Sigma_b^-1) / 2`` and, for joint ``j``'s precision ``p_j``, ``d/dp_j = (N_j / tau_j / p_j - r_j -
+        tr(S W_j^T W_j)) / 2`` (``r_j``: its squared residual at ``m``; Rasmussen & Williams 2006 eq. 5.9)."""
+        noise = np.asarray(noise, dtype=float)
+        precision = 1.0 / (noise * self.inflation)
+        a = np.einsum("j,jab->ab", precision, self.sums.gram)
+        b = np.einsum("j,ja->a", precision, self.sums.cross)
+        m0 = self.prior_mean
+        b0 = b - a @ m0
+        cov = self.base_covariance(scales)
+        d = np.sqrt(np.maximum(np.diag(cov), 1e-300))  # scaled: the base parameters' units differ by decades
+        corr = cov / np.outer(d, d)
+        lower = np.linalg.cholesky(corr + 1e-12 * np.eye(corr.shape[0])) * d[:, None]
+        size = cov.shape[0]
+        m = np.eye(size) + lower.T @ a @ lower
+        root = np.linalg.cholesky(0.5 * (m + m.T))
+        z = scipy.linalg.solve_triangular(root, lower.T @ b0, lower=True)
+        effective = self.sums.count / self.inflation
+        quadratic = float(precision @ self.sums.square - 2.0 * m0 @ b + m0 @ a @ m0)
+        value = -0.5 * float(np.sum(effective * np.log(2.0 * np.pi * noise)) + quadratic - z @ z
+                             + 2.0 * np.sum(np.log(np.diag(root))))
+        # the posterior: m - m0 = L M^-1 L^T b0, S = L M^-1 L^T
+        m_inv = scipy.linalg.cho_solve((root, True), np.eye(size))
+        shift = lower @ (m_inv @ (lower.T @ b0))
+        posterior = lower @ m_inv @ lower.T
+        lower_inv = scipy.linalg.solve_triangular(lower, np.eye(size), lower=True)
+        u = lower_inv.T @ (lower_inv @ shift)
+        q = lower_inv.T @ (np.eye(size) - m_inv) @ lower_inv
+        grad_scales = np.array([float(s) ** 2 * (u @ self.base_groups[g] @ u - np.sum(q * self.base_groups[g]))
+                                for s, g in zip(scales, GROUPS)])
+        mean = m0 + shift
+        residual = self.sums.square - 2.0 * self.sums.cross @ mean + np.einsum("i,jik,k->j", mean, self.sums.gram, mean)
+        traces = np.einsum("ab,jab->j", posterior, self.sums.gram)
+        d_precision = 0.5 * (effective / precision - residual - traces)
+        return value, np.concatenate([grad_scales, -2.0 * precision * d_precision])
+
+    def noise_update(self, scales: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """The fixed point of the evidence in the noise at ``scales`` (MacKay 1992 eq. 4.6, per joint): ``sigma_j^2 =
+        (r_j + tr(S W_j^T W_j)) / N_j``, ``r_j`` joint ``j``'s squared residual at the posterior mean and ``S`` the
+        posterior covariance, evaluated at ``noise``."""
+        precision = 1.0 / (np.asarray(noise, dtype=float) * self.inflation)
+        a = np.einsum("j,jab->ab", precision, self.sums.gram)
+        b0 = np.einsum("j,ja->a", precision, self.sums.cross) - a @ self.prior_mean
+        cov = self.base_covariance(scales)
+        d = np.sqrt(np.maximum(np.diag(cov), 1e-300))
+        lower = np.linalg.cholesky(cov / np.outer(d, d) + 1e-12 * np.eye(cov.shape[0])) * d[:, None]
+        m = np.eye(cov.shape[0]) + lower.T @ a @ lower
+        m_inv = np.linalg.inv(0.5 * (m + m.T))
+        mean = self.prior_mean + lower @ (m_inv @ (lower.T @ b0))
+        posterior = lower @ m_inv @ lower.T
+        residual = self.sums.square - 2.0 * self.sums.cross @ mean + np.einsum("i,jik,k->j", mean, self.sums.gram, mean)
+        traces = np.einsum("ab,jab->j", posterior, self.sums.gram)
+        return np.maximum(residual + traces, 0.0) / np.maximum(self.sums.count, 1.0)
+
+    def posterior_mean(self, scales: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """The posterior mean of the base parameters at ``scales`` and ``noise``: ``m0 + (Sigma_b^-1 + A)^-1 b0``,
+        the unconstrained MAP (what the cutoff's cross-validation scores, :mod:`dynid_ros.identification.
+        cutoff_selection`)."""
+        precision = 1.0 / (np.asarray(noise, dtype=float) * self.inflation)
+        a = np.einsum("j,jab->ab", precision, self.sums.gram)
+        b0 = np.einsum("j,ja->a", precision, self.sums.cross) - a @ self.prior_mean
+        cov = self.base_covariance(scales)
+        d = np.sqrt(np.maximum(np.diag(cov), 1e-300))
+        lower = np.linalg.cholesky(cov / np.outer(d, d) + 1e-12 * np.eye(cov.shape[0])) * d[:, None]
+        m = np.eye(cov.shape[0]) + lower.T @ a @ lower
+        return self.prior_mean + lower @ np.linalg.solve(0.5 * (m + m.T), lower.T @ b0)
+
+    def log_hyperprior(self, scales: np.ndarray) -> float:
+        """The log-normal hyperprior of the scales (module docstring), up to a constant."""
+        z = np.log(np.asarray(scales, dtype=float)) / np.log(HYPERPRIOR_SPREAD)
+        return -0.5 * float(z @ z)
+
+    def objective(self, scales: np.ndarray, noise: np.ndarray) -> float:
+        """The log evidence plus the log hyperprior (what :func:`choose_hyperparameters` maximizes)."""
+        return self.log_evidence(scales, noise) + self.log_hyperprior(scales)
+
+    def objective_and_gradient(self, scales: np.ndarray, noise: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`objective` and its gradient in ``(log s_g, log sigma_j)``."""
+        value, gradient = self.value_and_gradient(scales, noise)
+        spread = np.log(HYPERPRIOR_SPREAD) ** 2
+        logs = np.log(np.asarray(scales, dtype=float))
+        gradient[:logs.size] -= logs / spread
+        return value + self.log_hyperprior(scales), gradient
+
+
+@dataclass
+class HyperparameterChoice:
+    """The hyperparameters chosen by the evidence (module docstring).
+
+    Attributes:
+        scales: per group (:data:`GROUPS`), the chosen tolerance over the stated one.
+        tolerances: the chosen tolerances (the stated ones times ``scales``).
+        stated: the stated tolerances (``identification.prior_tolerance``; the hyperprior's centre).
+        noise_std: per joint, the chosen noise standard deviation [N m or N].
+        inflation: per joint, the residual's variance inflation ``tau_j`` the evidence counts.
+        log_evidence: log evidence (plus the log hyperprior) at the choice.
+        log_evidence_stated: the same at the stated tolerances (the noise chosen for them).
+        curve: per group, ``(factor, log evidence - log_evidence)`` with that group's scale times ``factor``.
+    """
+
+    scales: dict[str, float]
+    tolerances: PriorTolerances
+    stated: PriorTolerances
+    noise_std: np.ndarray
+    inflation: np.ndarray
+    log_evidence: float
+    log_evidence_stated: float
+    curve: dict[str, list[tuple[float, float]]]
+
+    @property
+    def noise(self) -> np.ndarray:
+        """Per joint, the variance of one row's noise in the MAP's data term: ``sigma_j^2 tau_j``."""
+        return self.noise_std**2 * self.inflation
+
+    def to_dict(self, joints: list[str] | tuple[str, ...]) -> dict:
+        """``report.json`` ``hyperparameters``."""
+        return {"method": "evidence", "reference": "MacKay 1992; Tipping 2001; Rasmussen & Williams 2006 ch. 5",
+                "scales": dict(self.scales), "tolerances": self.tolerances.to_dict(),
+                "stated_tolerances": self.stated.to_dict(), "hyperprior_spread": HYPERPRIOR_SPREAD,
+                "noise_std": {j: float(v) for j, v in zip(joints, self.noise_std)},
+                "inflation": {j: float(v) for j, v in zip(joints, self.inflation)},
+                "log_evidence": self.log_evidence, "log_evidence_stated": self.log_evidence_stated,
+                "log_bayes_factor_vs_stated": self.log_evidence - self.log_evidence_stated,
+                "curve": {g: [[f, v] for f, v in points] for g, points in self.curve.items()}}
+
+    def summary(self) -> str:
+        """One console line: the chosen tolerances and what the data prefer over the stated ones."""
+        t = self.tolerances
+        com = f"com {t.com:.3g} m" if t.com is not None else f"com {t.com_relative:.3g} of the link size"
+        return (f"prior chosen by the evidence: mass {t.mass:.3g}, {com}, inertia {t.inertia:.3g}, joint terms "
+                f"{t.joint:.3g} (stated x {', '.join(f'{self.scales[g]:.2g}' for g in GROUPS)}; log Bayes factor "
+                f"{self.log_evidence - self.log_evidence_stated:.1f} over the stated)")
+
+
+def choose_hyperparameters(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.ndarray, *,
+                           details: bool = True) -> HyperparameterChoice:
+    """The group scales and per-joint noise maximizing the evidence plus hyperprior (module docstring), from the stated
+    tolerances (``groups.tolerances``) and each joint's least-squares residual variance. ``details``: also the
+    evidence at the stated tolerances and the curve (False: NaN and none, for a choice nobody reads)."""
+    with threadpool_limits(limits=1, user_api="blas"):  # many small factorizations: BLAS threads only contend
+        return _choose(sums, inflation, groups, K, details)
+
+
+def _choose(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.ndarray, details: bool
+            ) -> HyperparameterChoice:
+    """The choice of :func:`choose_hyperparameters`: the noise profiled out (at each prior scale the evidence's own
+    fixed point, :meth:`Evidence.noise_update`), the scales by L-BFGS-B on the profile, whose gradient is the
+    evidence's in the scales at that noise (the noise's is zero there)."""
+    evidence = Evidence(sums, inflation, groups, K)
+    n_groups = len(GROUPS)
+    floor = (NOISE_FLOOR * np.sqrt(np.maximum(sums.square, 1e-300) / np.maximum(sums.count, 1.0))) ** 2
+    box = [tuple(np.log(SCALE_RANGE))] * n_groups
+    noise_of = _NoiseProfile(evidence, np.maximum(sums.least_squares_noise(), floor), floor)
+
+    def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
+        scales = np.exp(x)
+        try:
+            value, gradient = evidence.objective_and_gradient(scales, noise_of(scales))
+        except np.linalg.LinAlgError:
+            return 1e300, np.zeros(x.size)
+        return -value, -gradient[:n_groups]
+
+    found = scipy.optimize.minimize(negative, np.zeros(n_groups), jac=True, method="L-BFGS-B", bounds=box,
+                                    options=CONVERGED)
+    scales = np.exp(found.x)
+    noise = noise_of(scales)
+    best = evidence.objective(scales, noise)
+    chosen = {g: float(s) for g, s in zip(GROUPS, scales)}
+    if not details:
+        return HyperparameterChoice(chosen, groups.tolerances.scaled(chosen), groups.tolerances, np.sqrt(noise),
+                                    evidence.inflation.copy(), float(best), float("nan"), {})
+    ones = np.ones(n_groups)
+    stated = evidence.objective(ones, noise_of(ones))
+    curve = {}
+    for i, g in enumerate(GROUPS):
+        points = []
+        for factor in CURVE_FACTORS:
+            varied = scales.copy()
+            varied[i] *= factor
+            points.append((float(factor), float(evidence.objective(varied, noise) - best)))
+        curve[g] = points
+    return HyperparameterChoice(chosen, groups.tolerances.scaled(chosen), groups.tolerances, np.sqrt(noise),
+                                evidence.inflation.copy(), float(best), float(stated), curve)
+
+
+class _NoiseProfile:
+    """The evidence's noise at given scales: the fixed point of :meth:`Evidence.noise_update` (never below
+    ``floor``), iterated from the last one found until it moves less than :data:`NOISE_TOLERANCE`."""
+
+    def __init__(self, evidence: Evidence, start: np.ndarray, floor: np.ndarray) -> None:
+        self.evidence, self.last, self.floor = evidence, np.asarray(start, dtype=float), floor
+
+    def __call__(self, scales: np.ndarray) -> np.ndarray:
+        noise = self.last
+        for _ in range(NOISE_ITERATIONS):
+            updated = np.maximum(self.evidence.noise_update(scales, noise), self.floor)
+            done = np.max(np.abs(np.log(updated / noise))) < NOISE_TOLERANCE
+            noise = updated
+            if done:
+                break
+        self.last = noise
+        return noise
