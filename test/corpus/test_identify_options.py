@@ -60,10 +60,15 @@ REFUSED: dict[tuple[str, str], tuple[str, ...]] = {
 }
 """``{(data, case): words of the one-line refusal}``."""
 
+MAY_REFUSE: dict[tuple[str, str], tuple[str, ...]] = {
+    (data_case, method): ("the regressor is rank deficient", "not identifiable from this data")
+    for data_case in ("sim",) for method in ("method_ols", "method_wls", "method_bpfc")
+}
+"""Cases where the data may not determine every base parameter: the corpus' short collision-free excitation of the
+UR5 (one start, 40 iterations) left one unexcited on this machine (beta42), and the methods without a prior must then
+refuse in one line; with a richer excitation they must give a sane result."""
+
 OTHER_OWNER: dict[tuple[str, str], str] = {
-    ("panda", "solver_scs"): "open bug: on the first 70 % of the real run SCS's answer still misses Ia >= 0 by up to "
-                             "1.6e-8 and the polish does not take it (exit 2, 'the solver's answer violates its "
-                             "constraints'); on the first 14.7 s of the example-robot-data Panda it is polished",
     ("panda", "velocity_differentiate"): "open bug: with velocity_source differentiate the shipped Panda URDF's fit "
                                          "of the real run has a 7.06 kg arm (links 4-6 at 0.1-0.4 g) against 14-22 kg",
     ("panda", "prior_none"): "open: without a prior the real run does not determine the link masses (159 kg, "
@@ -122,8 +127,8 @@ def test_an_identify_option_gives_a_sane_result(data, case, request, tmp_path):
     out = tmp_path / "result"
     run = dynid("identify", "--urdf", d["urdf"], "--bag", d["bag"], "--end", d["end"], "--config", config_file,
                 *d.get("extra", []), *flags, "--out", out)
-    if (data, case) in REFUSED:
-        assert_refused(run, *REFUSED[(data, case)])
+    if (data, case) in REFUSED or ((data, case) in MAY_REFUSE and refusal(run) is not None):
+        assert_refused(run, *REFUSED.get((data, case), MAY_REFUSE.get((data, case))))
         return
     assert refusal(run) is None
     validation = tmp_path / "validation.json"
