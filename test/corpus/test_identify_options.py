@@ -69,8 +69,6 @@ UR5 (one start, 40 iterations) left one unexcited on this machine (beta42), and 
 refuse in one line; with a richer excitation they must give a sane result."""
 
 OTHER_OWNER: dict[tuple[str, str], str] = {
-    ("panda", "velocity_differentiate"): "open bug: with velocity_source differentiate the shipped Panda URDF's fit "
-                                         "of the real run has a 7.06 kg arm (links 4-6 at 0.1-0.4 g) against 14-22 kg",
     ("panda", "prior_none"): "open: without a prior the real run does not determine the link masses (159 kg, "
                              "panda_link3 130 kg), and neither the result check nor the report says so",
     ("panda", "method_bpfc"): "open: bpfc (no prior) on the real run gives 66 kg (panda_link2 51 kg), and neither "
