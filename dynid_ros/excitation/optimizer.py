@@ -629,10 +629,12 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
+    budget_cut = ExcitationError(
+        f"no trajectory satisfies the limits yet: the time budget ({options.time_budget_s:g} s) ended before the first "
+        "start of the optimization finished (a start takes longer on this robot: give a longer time budget, "
+        "--time-budget or excitation: time_budget_s)")
     if best.x is None and starts_done == 0:
-        raise ExcitationError(f"no trajectory satisfies the limits yet: the time budget ({options.time_budget_s:g} s) "
-                              "ended before the first start of the optimization finished (a start takes longer on "
-                              "this robot: give a longer time budget, --time-budget or excitation: time_budget_s)")
+        raise budget_cut
     if best.x is None:
         raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
                               "(torque limits, Cartesian boxes or obstacles that exclude every start?)")
@@ -640,6 +642,8 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
                                                             key=lambda f: f.value))
     condition, scaled = problem.condition_numbers(trajectory)
     if not scaled <= options.max_condition_number:
+        if starts_done == 0:  # only the unoptimized first start: the budget, not the limits, is the problem
+            raise budget_cut
         raise ExcitationError(
             f"the limits are too tight to excite the robot at wf = {problem.wf:.4g} rad/s: the best condition "
             f"number with unit-norm columns is {scaled:.3g} (accepted up to {options.max_condition_number:g}); allow "

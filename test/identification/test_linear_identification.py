@@ -189,9 +189,6 @@ def test_a_strong_spring_is_modelled_as_a_position_dependent_torque(tmp_path):
     assert result.relative_error < 0.5 * off.relative_error
 
 
-@pytest.mark.xfail(strict=True, reason="bug: FBPE's answer for an arm with a 4 N m/rad spring on j2 violates its own "
-                   "armature bound by -2.9e-08 (about 1e-6 of the bound's scale, within the solver's accuracy) and "
-                   "estimators.check_solution (CONSTRAINT_TOLERANCE 1e-7) aborts the identification")
 def test_a_moderate_spring_does_not_abort_the_identification(tmp_path):
     run = arm_run(tmp_path, amplitude=RICH, extra_torque=lambda q: np.c_[0 * q[:, 0], 4.0 * (q[:, 1] + 0.2),
                                                                          0 * q[:, 2]])
