@@ -15,6 +15,7 @@ What ``sim_node`` runs, without ROS:
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynid_ros.errors import ConfigError, TrajectoryError
-from dynid_ros.excitation.torques import nominal_torques
+from dynid_ros.excitation.limits import ExcitationLimits
 from dynid_ros.execution.follow_joint_trajectory import (
     GOAL_TOLERANCE_VIOLATED,
     PATH_TOLERANCE_VIOLATED,
@@ -93,11 +94,14 @@ class SimulatedTrajectoryController:
         self.last_sample = None
         self.steps = 0
         self._lock = threading.Lock()
-        # The limits check of a trajectory computes nominal torques with the compiled regressor kernel, which
-        # its first call compiles or loads from numba's cache (~2 s, more on a loaded machine): done here, so
-        # the first trajectory starts when it arrives, as a real controller's does.
-        rest = np.zeros((1, len(robot.joints)))
-        nominal_torques(robot.model, rest, rest, rest)
+        # What a trajectory must keep to be followed: the robot's position and velocity limits. Accelerations and
+        # torques are not checked, as joint_trajectory_controller.cpp (4.19.0) checks neither: a stop blended from
+        # the measured state briefly exceeds the acceleration limit and must still be executed; the excitation node
+        # checks its own motion against every limit before sending it.
+        unchecked = np.full(len(robot.joints), 1e12)  # ExcitationLimits takes finite bounds only
+        self._accepted = dataclasses.replace(robot, limits=ExcitationLimits(
+            robot.limits.position, robot.limits.velocity, unchecked), effort=np.full(len(robot.joints), np.inf),
+            collision=None)
 
     def steps_due(self, elapsed_s: float) -> tuple[int, int]:
         """``(steps to run now, steps dropped)`` to be at ``elapsed_s`` of real time (at most
@@ -141,7 +145,8 @@ class SimulatedTrajectoryController:
 
         Raises:
             TrajectoryError: it does not fit this robot (joints, sizes, times) or, from the measured state
-                to its end, it leaves the robot's limits on a 1 kHz grid; the old reference then stays.
+                to its end, it leaves the robot's position or velocity limits on a 1 kHz grid; the old reference
+                then stays.
         """
         if not len(names):  # joint_trajectory_controller.cpp validate_trajectory_msg (4.19.0, line 1380)
             raise TrajectoryError("Empty joint names on incoming trajectory.")
@@ -152,7 +157,7 @@ class SimulatedTrajectoryController:
         while True:
             candidate = self.reference.replace(now, *args, start=start)
             t = np.append(np.arange(now, candidate.end_time, 1.0 / CHECK_RATE_HZ), max(candidate.end_time, now))
-            check_motion(self.robot, self.joints, t, *candidate.sample_many(t))
+            check_motion(self._accepted, self.joints, t, *candidate.sample_many(t))
             with self._lock:
                 now, state = self._measured()
                 if all(np.abs(a - b).max() <= RECHECK_TOLERANCE for a, b in zip(state[:2], start[:2])):
