@@ -531,16 +531,22 @@ class ExcitationSupervisor:
         if received is None or received < run.t_start:
             return None
         q = self.states.positions(run.profile.joints, now, np.inf, "the trajectory")
-        problem = self._path_error(q, min(self.motion_time(received), sent))
+        # The controller's clock and the wall clock since the start bound the motion's time from both sides (a
+        # controller that reports late, a paused or scaled one): the pose must be the reference at some time of
+        # [earlier - FOLLOW_LAG_S, later].
+        times = (min(self.motion_time(received), sent), min(received - run.t_start, sent))
+        problem = self._path_error(q, max(times), earliest=min(times))
         if problem is not None or self._end_sent_at is None or self._end_reached_at is None:
             return problem
         return self._end_check(now, received, q)
 
-    def _path_error(self, q: np.ndarray, elapsed: float) -> str | None:
+    def _path_error(self, q: np.ndarray, elapsed: float, earliest: float | None = None) -> str | None:
         """Why ``q`` (measured at profile time ``elapsed``) is not the motion sent, None when it is: within the path
-        tolerance of the reference at some time of the last :data:`FOLLOW_LAG_S` (a controller may start late)."""
+        tolerance of the reference at some time from :data:`FOLLOW_LAG_S` before ``earliest`` (default ``elapsed``)
+        to ``elapsed`` (a controller may start late)."""
         joints = self.run.profile.joints
-        window = np.linspace(max(elapsed - FOLLOW_LAG_S, 0.0), elapsed, 101)
+        low = max((elapsed if earliest is None else earliest) - FOLLOW_LAG_S, 0.0)
+        window = np.linspace(low, elapsed, 101 + int(100 * (elapsed - low)))
         error = np.abs(self.run.profile.sample(window)[0] - q).min(axis=0)
         worst = int(np.argmax(error / self.tolerance))
         if error[worst] <= self.tolerance[worst]:
