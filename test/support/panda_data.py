@@ -7,14 +7,14 @@ Unset, the tests that need it skip with that reason; set to a directory without 
 
 from __future__ import annotations
 
-import os
-import sys
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from dynid_ros.data.joint_states import JointStateSeries
+
+from support.shared_dirs import shared_dir
 
 ENV = "DYNID_PANDA_DATA"
 UNSET_REASON = f"{ENV} is not set (directory of the Panda excitation run of Gaz et al. 2019)"
@@ -23,17 +23,8 @@ JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 
 def data_dir() -> Path:
     """The data directory named by ``DYNID_PANDA_DATA``; skips the calling test (or exits a script) when unset."""
-    value = os.environ.get(ENV, "")
-    if not value:
-        if "pytest" in sys.modules:
-            import pytest
-
-            pytest.skip(UNSET_REASON)
-        raise SystemExit(f"{UNSET_REASON}: set it to run this")
-    path = Path(value).expanduser()
-    if not (path / "exciting_traj_time.txt").is_file():
-        raise FileNotFoundError(f"{ENV}={value}: no exciting_traj_time.txt there (not the Panda data directory)")
-    return path
+    return shared_dir(ENV, unset_reason=UNSET_REASON, marker="exciting_traj_time.txt",
+                      what="the Panda data directory")
 
 
 @lru_cache(maxsize=4)

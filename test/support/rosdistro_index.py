@@ -10,11 +10,12 @@ snapshot (github.com/ros/rosdistro) is not part of the repository: its directory
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
+
+from support.shared_dirs import shared_dir
 
 ENV = "DYNID_ROSDISTRO"
 UNSET_REASON = f"{ENV} is not set (directory of a github.com/ros/rosdistro snapshot: rosdep/, jazzy/, humble/)"
@@ -24,15 +25,7 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the index fil
 
 
 def rosdistro_dir() -> Path:
-    value = os.environ.get(ENV, "")
-    if not value:
-        import pytest
-
-        pytest.skip(UNSET_REASON)
-    path = Path(value)
-    if not (path / "rosdep" / "base.yaml").is_file():
-        raise FileNotFoundError(f"{ENV}={value}: no rosdep/base.yaml there (not a rosdistro snapshot)")
-    return path
+    return shared_dir(ENV, unset_reason=UNSET_REASON, marker="rosdep/base.yaml", what="a rosdistro snapshot")
 
 
 @lru_cache(maxsize=4)

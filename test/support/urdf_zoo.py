@@ -8,13 +8,13 @@ as the vendor's xacro gives it), the xacro entry and arguments it was expanded f
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
+
+from support.shared_dirs import shared_dir
 
 ENV = "DYNID_URDF_ZOO"
 UNSET_REASON = f"{ENV} is not set (directory of the URDF zoo: vendor descriptions as published)"
@@ -34,17 +34,7 @@ class ZooRobot:
 
 def zoo_dir() -> Path:
     """The zoo's directory; skips the calling test (or exits a script) when ``DYNID_URDF_ZOO`` is unset."""
-    value = os.environ.get(ENV, "")
-    if not value:
-        if "pytest" in sys.modules:
-            import pytest
-
-            pytest.skip(UNSET_REASON)
-        raise SystemExit(f"{UNSET_REASON}: set it to run this")
-    path = Path(value).expanduser()
-    if not (path / "manifest.yaml").is_file():
-        raise FileNotFoundError(f"{ENV}={value}: no manifest.yaml there (not the URDF zoo)")
-    return path
+    return shared_dir(ENV, unset_reason=UNSET_REASON, marker="manifest.yaml", what="the URDF zoo")
 
 
 @lru_cache(maxsize=2)
