@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 from dynid_ros.excitation import ExcitationOptions, optimize_excitation  # noqa: E402
 from dynid_ros.excitation.clearance import smallest_clearance  # noqa: E402
-from dynid_ros.robot.collision import CollisionSettings, load_collision_model  # noqa: E402
+from dynid_ros.robot.collision import load_collision_model  # noqa: E402
 from dynid_ros.robot.config import load_config  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
+from dynid_ros.robot.workcell import CollisionSettings  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_collision.json"
 ERD = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"

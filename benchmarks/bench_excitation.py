@@ -37,9 +37,9 @@ from dynid_ros.excitation import (  # noqa: E402
     save_trajectory,
 )
 from dynid_ros.excitation.optimizer import ExcitationProblem, condition_base  # noqa: E402
-from dynid_ros.robot.collision import CollisionSettings  # noqa: E402
 from dynid_ros.robot.config import config_section, load_config  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
+from dynid_ros.robot.workcell import CollisionSettings  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_excitation.json"
 SHIPPED = ROOT / "dynid_ros" / "robot" / "trajectories"

@@ -15,11 +15,11 @@ from dynid_ros.data.output_paths import check_output_file
 from dynid_ros.errors import ConfigError
 from dynid_ros.excitation import ExcitationOptions, optimize_excitation, save_trajectory
 from dynid_ros.excitation.trajectory_file import clearance_lines
-from dynid_ros.robot.collision import CollisionSettings
 from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
 from dynid_ros.robot.frames import FramesRobot, frames_section, load_frames_robot
 from dynid_ros.robot.model import RobotModel, load_model
+from dynid_ros.robot.workcell import CollisionSettings
 
 NAME = "excite"
 HELP = "optimize a safe, exciting Fourier trajectory (minimum condition number within the joint limits)"

@@ -1,6 +1,6 @@
 """The clearance an excitation keeps from the robot's own links and its workcell, as the optimizer sees it.
 
-:class:`ClearanceRows` turns a :class:`~dynid_ros.robot.collision.CollisionModel` into smooth nonlinear inequality
+:class:`ClearanceRows` turns a :class:`~dynid_ros.robot.collision_model.CollisionModel` into smooth nonlinear inequality
 rows of the Fourier coefficients (Sousa & Cortesão 2014 eq. 78). Per checked pair of links (or link and obstacle)
 and per window of :data:`WINDOW_S` of the period, the row is a smooth minimum (Kreisselmeier-Steinhauser) of the
 pair's signed distance over the window's samples on a grid of :data:`CLEARANCE_RATE_HZ`::
@@ -27,7 +27,8 @@ import numpy as np
 
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
 from dynid_ros.excitation.limits import CHECK_RATE_HZ, ExcitationLimits
-from dynid_ros.robot.collision import Clearance, CollisionModel, Kinematics
+from dynid_ros.robot.clearance import Clearance
+from dynid_ros.robot.collision_model import CollisionModel, Kinematics
 
 CLEARANCE_RATE_HZ = 50.0
 """Grid of the optimizer's clearance rows [Hz]: between two samples 20 ms apart a smooth distance dips below its

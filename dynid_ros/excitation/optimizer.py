@@ -53,9 +53,10 @@ from dynid_ros.excitation.limits import (
 )
 from dynid_ros.excitation.torques import nominal_torque_jacobians, nominal_torques
 from dynid_ros.excitation.trajectory_file import ExcitationTrajectory
-from dynid_ros.robot.collision import CollisionSettings, load_collision_model
+from dynid_ros.robot.collision import load_collision_model
 from dynid_ros.robot.frames import FramesRobot
 from dynid_ros.robot.model import RobotModel, rnea_derivatives
+from dynid_ros.robot.workcell import CollisionSettings
 
 CONDITION_RATE_HZ = 50.0
 """Sampling rate of the condition number's definition."""
@@ -157,7 +158,7 @@ class ExcitationOptions:
     @classmethod
     def from_config(cls, section: dict | None, **overrides: object) -> ExcitationOptions:
         """Options from an ``excitation:`` config section; keyword overrides that are not None win (``collision``:
-        the settings of the config's ``collision:`` section, :class:`~dynid_ros.robot.collision.CollisionSettings`)."""
+        the settings of the config's ``collision:`` section, :class:`~dynid_ros.robot.workcell.CollisionSettings`)."""
         section = dict(section or {})
         known = {"harmonics", "frequency_hz", "wf", "seed", "time_budget_s", "n_starts", "max_iterations",
                  "objective", "torque_limits", "cartesian_boxes", "grid_rate_hz", "constraint_points",

@@ -76,7 +76,7 @@ class ExcitationTrajectory:
 
 def clearance_lines(summary: dict | None) -> list[str]:
     """What the console and the file's first lines say of the clearance an excitation keeps (``info["collision"]``:
-    :meth:`dynid_ros.robot.collision.CollisionModel.summary`; None: not checked)."""
+    :meth:`dynid_ros.robot.collision_model.CollisionModel.summary`; None: not checked)."""
     if summary is None:
         return ["clearance: not checked (collision: self: false, environment: [])"]
     lines = []

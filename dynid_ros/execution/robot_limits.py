@@ -10,7 +10,7 @@ robot's (:func:`effective_limits`), never widen them.
 (and the demo): the motion exactly as it is sent, sampled on a 1 kHz grid, against the robot's limits,
 with the nominal inverse-dynamics torque (URDF inertials, damping, friction, armature) against the
 effort limits, and the robot's collision geometry against itself and its workcell (the clearance it keeps,
-:mod:`dynid_ros.robot.collision`), like a joint limit. :func:`checked_profile` builds the motion a trajectory
+:mod:`dynid_ros.robot.collision_model`), like a joint limit. :func:`checked_profile` builds the motion a trajectory
 file becomes (approach from the current pose, periods, hold) and checks it.
 """
 
@@ -36,7 +36,7 @@ from dynid_ros.execution.execution_profile import build_execution_profile
 
 if TYPE_CHECKING:
     from dynid_ros.execution.execution_profile import ExecutionProfile
-    from dynid_ros.robot.collision import CollisionModel
+    from dynid_ros.robot.collision_model import CollisionModel
     from dynid_ros.robot.model import RobotModel
 
 @dataclass(frozen=True)

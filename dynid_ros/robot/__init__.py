@@ -13,7 +13,11 @@
 - :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``); :mod:`.robot_defaults`: the sections a config
   would hold, derived from a URDF, for a robot without one;
 - :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``);
-- :mod:`.collision`: the robot's collision geometry (pinocchio + coal) and its workcell, the clearance of a motion.
+- collisions (pinocchio + coal): :mod:`.workcell`: the ``collision:`` section and the obstacles around the robot;
+  :mod:`.meshes`: collision meshes (``package://``) and their convex hulls; :mod:`.collision`: the collision model
+  built from a URDF (geometry, the pairs checked); :mod:`.collision_model`: the model's kinematics, clearance scan,
+  check and distance gradients; :mod:`.distance_scan`: distances over the samples of a motion (speed-bounded
+  skips); :mod:`.clearance`: what a check finds (pairs, witnesses, clearances, the violation's line).
 
 Imports only :mod:`dynid_ros.errors`.
 """

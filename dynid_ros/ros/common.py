@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING
 import yaml
 
 from dynid_ros.errors import ConfigError, DynidError
-from dynid_ros.robot.collision import CollisionModel, CollisionSettings, load_collision_model
+from dynid_ros.robot.collision import load_collision_model
+from dynid_ros.robot.collision_model import CollisionModel
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.resources import find_file, robot_file
+from dynid_ros.robot.workcell import CollisionSettings
 
 if TYPE_CHECKING:
     from rclpy.node import Node

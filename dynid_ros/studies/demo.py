@@ -34,12 +34,13 @@ from dynid_ros.identification.timing import StageTimer
 from dynid_ros.reporting import plots
 from dynid_ros.reporting.plots import markdown_table
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window
-from dynid_ros.robot.collision import CollisionSettings, collision_model
+from dynid_ros.robot.collision import collision_model
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import ROBOTS, robot_file
 from dynid_ros.robot.robot_defaults import derive_config, named_gripper_joints
 from dynid_ros.robot.urdf_document import read_urdf
+from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 

@@ -10,9 +10,9 @@ import pinocchio as pin
 import pytest
 
 from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
-from dynid_ros.robot.collision import CollisionSettings
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model
+from dynid_ros.robot.workcell import CollisionSettings
 
 from support.direct_clearance import direct_clearance, resolved_urdf
 from support.paths import REPO

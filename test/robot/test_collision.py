@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from dynid_ros.errors import CollisionError, ConfigError, ModelError
-from dynid_ros.robot.collision import CollisionSettings, collision_model, load_collision_model
+from dynid_ros.robot.collision import collision_model, load_collision_model
 from dynid_ros.robot.model import load_model
+from dynid_ros.robot.workcell import CollisionSettings
 
 from support.paths import REPO
 from support.robots import PANDA_ERD, UR5_ERD, example_robot_urdf
@@ -267,7 +268,7 @@ def test_distance_gradients_match_finite_differences(panda_collision):
         if found.points is None or not 0.01 < found.distance < 0.3:
             continue
         witness = found.near[0] if found.near else None
-        from dynid_ros.robot.collision import Witness
+        from dynid_ros.robot.clearance import Witness
 
         witness = witness or Witness(found.distance, 0, found.part, found.other, found.points[0], found.points[1],
                                      found.normal)
