@@ -19,7 +19,18 @@ The model, body by body:
   effort limit (``actuatorfrcrange``); continuous joints have no range;
 - a mimic follower's joint is tied to its leader by a joint equality constraint ``q_f = offset + multiplier q_l``;
 - every other link of the description (flange, tool frames, sensor frames) is a site at its place on its body;
-- gravity is the model's; there is no geometry (the simulator and ``identified.xml`` hold dynamics).
+- gravity is the model's; without a collision model there is no geometry (``identified.xml`` holds dynamics).
+
+With a collision model (:mod:`dynid_ros.robot.collision`: the robot's convex pieces, its workcell and the pairs it
+checks) every convex piece is a geom on its body (a mesh is given as its hull's vertices, whose hull MuJoCo builds
+again: the same convex shape), every obstacle a geom of the world (a plane, solid below, as the collision model's
+half-space), and the checked pairs, and only those, are MuJoCo contact ``<pair>`` elements (every geom has
+``contype = conaffinity = 0``): the pairs the collision model leaves out (same body, parent/child, an SRDF's
+``disable_collisions``, in contact at the start pose) never touch in MuJoCo either. A pair is reported by MuJoCo's
+collision detection from ``watch_m`` apart (its ``margin``) but pushes only when the shapes touch (``gap`` =
+``margin``): the simulator reads the clearance of the pairs within ``watch_m`` and the contacts, and the
+dynamics are those of the robot until it hits something. Pair names are :func:`pair_name`; geoms carry no mass
+(the bodies' inertials are explicit).
 
 A moving body with no mass at all (a massless link between two joints, as some descriptions have for a
 universal joint) gets :data:`MASS_FLOOR` and :data:`INERTIA_FLOOR` (MuJoCo's ``boundmass``/``boundinertia``):
@@ -31,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from dynid_ros.errors import ModelError
+from dynid_ros.robot.collision import CollisionModel
 from dynid_ros.robot.model import PRISMATIC, RobotModel, joint_kinematics
 
 MASS_FLOOR = 1e-12
@@ -39,8 +51,12 @@ INERTIA_FLOOR = 1e-12
 """[kg m^2] MuJoCo's ``boundinertia``: the least principal moment of a body."""
 
 
-def mujoco_spec(model: RobotModel) -> object:
-    """The ``mujoco.MjSpec`` of ``model`` (module docstring); compile it with :func:`compile_spec`."""
+def mujoco_spec(model: RobotModel, *, collision: CollisionModel | None = None, watch_m: float = 0.0) -> object:
+    """The ``mujoco.MjSpec`` of ``model`` (module docstring); compile it with :func:`compile_spec`.
+
+    ``collision``: the collision model of ``model`` (its convex pieces, obstacles and checked pairs become geoms
+    and contact pairs); ``watch_m``: the distance [m] from which MuJoCo reports a pair (no force before contact).
+    """
     import mujoco  # deferred: MuJoCo loads only where a MuJoCo model is built
     import pinocchio as pin
 
@@ -78,10 +94,88 @@ def mujoco_spec(model: RobotModel) -> object:
             joint.actfrclimited = mujoco.mjtLimited.mjLIMITED_TRUE
         bodies[j] = body
     _add_frame_sites(model, pm, bodies)
+    if collision is not None:
+        _add_collision_geometry(spec, pm, bodies, collision, watch_m)
     for follower, term in model.following().items():
         equality = spec.add_equality(type=mujoco.mjtEq.mjEQ_JOINT, name1=follower, name2=str(term["leader"]))
         equality.data[:5] = (float(term["offset"]), float(term["multiplier"]), 0.0, 0.0, 0.0)  # polynomial
     return spec
+
+
+def pair_name(row: int, first: int, second: int) -> str:
+    """Name of the MuJoCo contact pair of convex piece ``first`` and piece (or obstacle) ``second`` of
+    ``collision.rows[row]``; :func:`pair_row` reads it back."""
+    return f"row {row}: {first} {second}"
+
+
+def pair_row(name: str) -> int:
+    """The row index in a :func:`pair_name`."""
+    return int(name.split(":")[0].split()[1])
+
+
+def _add_collision_geometry(spec: object, pm: object, bodies: dict[int, object], collision: CollisionModel,
+                            watch_m: float) -> None:
+    """Geoms of the convex pieces and obstacles, and a contact pair per checked pair of them (module docstring)."""
+    joint_ids = {name: j for j, name in enumerate(pm.names)}
+    parts = []
+    for i, part in enumerate(collision.parts):
+        body = bodies[joint_ids[collision.kinematic.names[part.body]]] if part.body else spec.worldbody
+        parts.append(_add_geom(spec, body, f"part {i} {part.link}", part.geometry, part.rotation, part.translation))
+    obstacles = [_add_geom(spec, spec.worldbody, f"obstacle {k} {o.name}", o.geometry,
+                           np.array(o.placement.rotation), np.array(o.placement.translation))
+                 for k, o in enumerate(collision.obstacles)]
+    for r, row in enumerate(collision.rows):
+        for i, j in row.pairs:
+            other = obstacles[j] if row.obstacle else parts[j]
+            spec.add_pair(name=pair_name(r, i, j), geomname1=parts[i], geomname2=other, margin=float(watch_m),
+                          gap=float(watch_m))
+
+
+def _add_geom(spec: object, body: object, name: str, geometry: object, rotation: np.ndarray,
+              translation: np.ndarray) -> str:
+    """A massless geom ``name`` of the coal shape ``geometry`` at ``rotation``, ``translation`` on ``body``, in no
+    collision group (only explicit pairs collide); its name."""
+    import coal
+    import mujoco  # deferred: MuJoCo loads only where a MuJoCo model is built
+
+    kind, size = None, [0.0, 0.0, 0.0]
+    rotation, translation = np.asarray(rotation, dtype=float), np.asarray(translation, dtype=float)
+    if isinstance(geometry, coal.Halfspace):  # MuJoCo's plane: solid below its frame's x-y plane
+        normal = rotation @ np.asarray(geometry.n, dtype=float)
+        translation = translation + normal * float(geometry.d)
+        rotation, kind, size = _frame_with_z(normal), mujoco.mjtGeom.mjGEOM_PLANE, [0.0, 0.0, 1.0]
+    elif isinstance(geometry, coal.Box):
+        kind, size = mujoco.mjtGeom.mjGEOM_BOX, [float(v) for v in geometry.halfSide]
+    elif isinstance(geometry, coal.Sphere):
+        kind, size = mujoco.mjtGeom.mjGEOM_SPHERE, [float(geometry.radius), 0.0, 0.0]
+    elif isinstance(geometry, coal.Capsule):
+        kind, size = mujoco.mjtGeom.mjGEOM_CAPSULE, [float(geometry.radius), float(geometry.halfLength), 0.0]
+    elif isinstance(geometry, coal.Cylinder):
+        kind, size = mujoco.mjtGeom.mjGEOM_CYLINDER, [float(geometry.radius), float(geometry.halfLength), 0.0]
+    elif isinstance(geometry, coal.Ellipsoid):
+        kind, size = mujoco.mjtGeom.mjGEOM_ELLIPSOID, [float(v) for v in geometry.radii]
+    elif isinstance(geometry, coal.ConvexBase):
+        mesh = spec.add_mesh(name=name, uservert=np.asarray(geometry.points(), dtype=float).reshape(-1).tolist())
+        mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+        kind = mujoco.mjtGeom.mjGEOM_MESH
+    else:
+        raise ModelError(f"{name}: collision geometry of type {type(geometry).__name__} has no MuJoCo geom")
+    quaternion = np.empty(4)
+    mujoco.mju_mat2Quat(quaternion, rotation.reshape(-1))
+    geom = body.add_geom(name=name, type=kind, size=size, pos=translation.tolist(), quat=quaternion.tolist(),
+                         contype=0, conaffinity=0, mass=0.0, group=3)
+    if kind == mujoco.mjtGeom.mjGEOM_MESH:
+        geom.meshname = name
+    return name
+
+
+def _frame_with_z(normal: np.ndarray) -> np.ndarray:
+    """A rotation whose z axis is ``normal`` (unit)."""
+    z = normal / np.linalg.norm(normal)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])
 
 
 def _joint_limits(model: RobotModel) -> dict[str, tuple[float, float, float]]:
