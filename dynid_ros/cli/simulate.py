@@ -17,7 +17,7 @@ from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
 from dynid_ros.reporting.result_directory import atomic_directory
-from dynid_ros.robot.collision import collision_model
+from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.sim import Simulator, simulate_profile
 
@@ -71,11 +71,12 @@ def run(args: argparse.Namespace) -> int:
     cycles = args.cycles if args.cycles is not None else section.get("cycles", 1)
     excitation = load_trajectory(args.trajectory)
     started = time.perf_counter()
+    settings = CollisionSettings.from_config(load_config(args.config).get("collision"), config_path=args.config,
+                                             package_dirs=args.package_dir)
     sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise,
                                 joints=excitation.trajectory.joints, xacro_args=args.xacro_arg,
-                                ft_sensor_frame=args.ft_sensor_frame)
-    collision = collision_model(sim.model, load_config(args.config), config_path=args.config,
-                                package_dirs=args.package_dir)
+                                ft_sensor_frame=args.ft_sensor_frame, collision=settings)
+    collision = sim.collision  # the one the check refuses with is the one MuJoCo simulates
     robot = robot_limits(sim.model, config_section(args.config, "excitation"), source=args.urdf,
                          collision=collision)
     trajectory = excitation.trajectory
@@ -102,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
           f"{cycles} cycle(s)) in {simulated:.1f} s")
     print("tracking error rms [mrad]: " + ", ".join(f"{1e3 * v:.2f}" for v in info["tracking_rms"]))
     print("samples with static friction [%]: " + ", ".join(f"{100 * v:.1f}" for v in info["sticking"]))
+    if sim.contacts is not None:
+        print(sim.contacts.line())
     if info["saturated_steps"]:
         print(f"warning: the controller hit the effort limits in {info['saturated_steps']} steps")
     print(f"wrote {bag}" + (f" and {args.truth_out}/" if args.truth_out else ""))

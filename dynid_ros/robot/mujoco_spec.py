@@ -27,9 +27,10 @@ again: the same convex shape), every obstacle a geom of the world (a plane, soli
 half-space), and the checked pairs, and only those, are MuJoCo contact ``<pair>`` elements (every geom has
 ``contype = conaffinity = 0``): the pairs the collision model leaves out (same body, parent/child, an SRDF's
 ``disable_collisions``, in contact at the start pose) never touch in MuJoCo either. A pair is reported by MuJoCo's
-collision detection from ``watch_m`` apart (its ``margin``) but pushes only when the shapes touch (``gap`` =
-``margin``): the simulator reads the clearance of the pairs within ``watch_m`` and the contacts, and the
-dynamics are those of the robot until it hits something. Pair names are :func:`pair_name`; geoms carry no mass
+collision detection from ``watch_m`` apart but pushes only when the shapes touch (MuJoCo 4 reports a pair
+within ``margin + gap`` and makes it a constraint within ``margin``: here ``margin`` 0, ``gap`` ``watch_m``): the
+simulator reads the clearance of the pairs within ``watch_m`` and the contacts, and the dynamics are those of the
+robot until it hits something. Pair names are :func:`pair_name`; geoms carry no mass
 (the bodies' inertials are explicit).
 
 A moving body with no mass at all (a massless link between two joints, as some descriptions have for a
@@ -42,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from dynid_ros.errors import ModelError
-from dynid_ros.robot.collision import CollisionModel
+from dynid_ros.robot.collision_model import CollisionModel
 from dynid_ros.robot.model import PRISMATIC, RobotModel, joint_kinematics
 
 MASS_FLOOR = 1e-12
@@ -127,7 +128,7 @@ def _add_collision_geometry(spec: object, pm: object, bodies: dict[int, object],
     for r, row in enumerate(collision.rows):
         for i, j in row.pairs:
             other = obstacles[j] if row.obstacle else parts[j]
-            spec.add_pair(name=pair_name(r, i, j), geomname1=parts[i], geomname2=other, margin=float(watch_m),
+            spec.add_pair(name=pair_name(r, i, j), geomname1=parts[i], geomname2=other, margin=0.0,
                           gap=float(watch_m))
 
 

@@ -9,7 +9,8 @@ sensor noise and bias) and gives the true parameter vector; :class:`Simulator` s
 - :mod:`.ground_truth`, :mod:`.simulator`, :mod:`.controller`: the truth, the physics, the joint controller;
 - :mod:`.mujoco_model`: the URDF as a MuJoCo model; :mod:`.scaled_robot`: an arm scaled in size and mass;
 - :mod:`.trajectory_controller`: the simulated joint trajectory controller ``sim_node`` serves;
-- :mod:`.coupled_drive`: an arm driven through a motor coupling.
+- :mod:`.coupled_drive`: an arm driven through a motor coupling;
+- :mod:`.contacts`: what the simulated robot touched (contacts, smallest clearance of a run).
 
 Imports robot, data, dynamics and execution (the trajectory controller follows the execution's protocol); no
 identification.

@@ -32,8 +32,11 @@ Choices:
   as the integrator allows (``solref`` time constant ``2 h``, impedance 0.9999); the leader's recorded torque then
   matches the coupled model ``tau_leader + multiplier * tau_follower`` to about 1e-5 of its range (the constraint is
   soft, so not to round-off).
-- Joint limits, contacts and collisions are disabled: their constraint forces are not part of the
-  identified model (the excitation trajectory respects the limits itself).
+- Joint limits are disabled: their constraint forces are not part of the identified model (the excitation
+  trajectory respects the limits itself). Contacts are on when the simulator is given the robot's collision model
+  (its convex geometry, its workcell and the pairs it checks, :mod:`dynid_ros.robot.mujoco_spec`): a motion that
+  hits the robot's own links or its table is seen (:mod:`dynid_ros.sim.contacts`) and pushed back as a real arm
+  is; without one they are disabled.
 - Timestep 1 ms by default; gravity ``[0, 0, -9.81]``.
 - **Force/torque sensor** (optional, :class:`ForceTorqueSite`): a site on a moving link with MuJoCo ``force`` and
   ``torque`` sensors: the wrench the link's parent applies to the link and everything fixed to it, about the site,
@@ -50,6 +53,7 @@ import numpy as np
 import pinocchio as pin
 
 from dynid_ros.errors import ModelError, SimulationError
+from dynid_ros.robot.collision_model import CollisionModel
 from dynid_ros.robot.mjcf_writer import FRICTION_IMPEDANCE
 from dynid_ros.robot.model import RobotModel
 from dynid_ros.robot.mujoco_spec import compile_spec, mujoco_spec
@@ -110,20 +114,22 @@ EQUALITY_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 
 
 def build_mujoco_model(truth: RobotModel, coulomb: np.ndarray, armature: np.ndarray, timestep: float = 1e-3,
-                       sensor: ForceTorqueSite | None = None) -> tuple[object, np.ndarray, np.ndarray]:
+                       sensor: ForceTorqueSite | None = None, *, collision: CollisionModel | None = None,
+                       watch_m: float = 0.0) -> tuple[object, np.ndarray, np.ndarray]:
     """Compile the model of the truth URDF (``truth``: loaded with the simulated joints driven and the others locked
     where they are held) into a MuJoCo model for the simulator.
 
     ``coulomb`` (``fc``) and ``armature`` (``Ia``) are per joint of ``truth``; ``sensor``: a force/torque site (module
-    docstring). Returns ``(mj_model, qpos_index, dof_index)``: the model and, for each of ``truth.joints`` in order,
-    its address in ``qpos`` and ``qvel``.
+    docstring); ``collision``: the robot's collision model (contacts on, its pairs reported from ``watch_m``
+    apart), None: contacts off. Returns ``(mj_model, qpos_index, dof_index)``: the model and, for each of
+    ``truth.joints`` in order, its address in ``qpos`` and ``qvel``.
     """
     import mujoco  # deferred: MuJoCo loads only where a simulation runs
 
     if not timestep > 0:
         raise SimulationError(f"timestep must be > 0, got {timestep}")
     joints = truth.joints
-    spec = mujoco_spec(truth)
+    spec = mujoco_spec(truth, collision=collision, watch_m=watch_m)
     if sensor is not None:
         add_force_torque_site(spec, sensor)
     try:
@@ -145,7 +151,9 @@ def build_mujoco_model(truth: RobotModel, coulomb: np.ndarray, armature: np.ndar
     model.opt.timestep = float(timestep)
     model.opt.gravity[:] = GRAVITY
     model.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_LIMIT
+    if collision is None:
+        model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     model.dof_damping[:] = 0.0
     model.dof_frictionloss[:] = 0.0
     model.dof_frictionloss[dof_index] = np.asarray(coulomb, dtype=float)

@@ -28,7 +28,10 @@ import numpy as np
 
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.errors import SimulationError
+from dynid_ros.robot.collision import load_collision_model
 from dynid_ros.robot.model import RobotModel, load_model
+from dynid_ros.robot.workcell import CollisionSettings
+from dynid_ros.sim.contacts import ContactMonitor, ContactReport, watch_distance
 from dynid_ros.sim.controller import Gains, TrackingController
 from dynid_ros.sim.ground_truth import GroundTruth
 from dynid_ros.sim.mujoco_model import build_mujoco_model, sensor_site
@@ -62,16 +65,21 @@ class Simulator:
         ft_sensor_frame: a URDF frame on a moving link (e.g. the flange) where a 6-axis force/torque sensor
             measures the wrench on everything beyond it (:mod:`dynid_ros.sim.mujoco_model`); each step's wrench
             ``[fx, fy, fz, tx, ty, tz]`` (noise-free, in the frame's axes) is in ``last_wrench``.
+        collision: the ``collision:`` settings (robot geometry, workcell, pairs; the URDF's meshes are then needed):
+            MuJoCo gets the geometry, contacts are on and every step's contacts and clearance go into
+            ``contacts`` (:mod:`dynid_ros.sim.contacts`); None: no geometry, contacts off.
 
     Attributes:
         model: the nominal :class:`~dynid_ros.robot.model.RobotModel` of the driven joints.
         truth: the :class:`GroundTruth` in use.
         truth_urdf: text of the truth URDF that MuJoCo simulates.
+        collision: the :class:`~dynid_ros.robot.collision.CollisionModel` in MuJoCo (None: contacts off).
     """
 
     def __init__(self, urdf_path: str | Path, truth: GroundTruth | None = None, timestep: float = 1e-3,
                  seed: int = 0, gains: Gains | None = None, joints: Sequence[str] | None = None,
-                 xacro_args: Sequence[str] | None = None, ft_sensor_frame: str | None = None) -> None:
+                 xacro_args: Sequence[str] | None = None, ft_sensor_frame: str | None = None,
+                 collision: CollisionSettings | None = None) -> None:
         import mujoco
 
         self.model: RobotModel = load_model(urdf=urdf_path, joints=list(joints) if joints else None,
@@ -90,8 +98,12 @@ class Simulator:
         if not sum(inertia.mass for inertia in truth_model.pin_model.inertias[1:]) > 0:
             raise SimulationError(f"{urdf_path}: no moving link has a mass (no <inertial>): there is no robot to "
                                   "simulate; simulate a URDF whose links have their <inertial>")
+        self.collision = None if collision is None else load_collision_model(self.model, collision)
+        watch = watch_distance(self.collision.margin) if self.collision is not None else 0.0
         self._mj_model, self._qpos, self._dof = build_mujoco_model(truth_model, self._fs, self._armature, timestep,
-                                                                  self.ft_sensor)
+                                                                  self.ft_sensor, collision=self.collision,
+                                                                  watch_m=watch)
+        self._monitor = None if self.collision is None else ContactMonitor(self._mj_model, self.collision, watch)
         self._mj_data = mujoco.MjData(self._mj_model)
         self._mj_step = mujoco.mj_step
         bodies = [self._mj_model.joint(name).id for name in self.model.pin_model.names[1:]]
@@ -111,10 +123,11 @@ class Simulator:
     @classmethod
     def from_config(cls, urdf_path: str | Path, section: dict | None, seed: int | None = None,
                     noise: float | None = None, joints: Sequence[str] | None = None,
-                    xacro_args: Sequence[str] | None = None, ft_sensor_frame: str | None = None) -> Simulator:
+                    xacro_args: Sequence[str] | None = None, ft_sensor_frame: str | None = None,
+                    collision: CollisionSettings | None = None) -> Simulator:
         """A simulator from the ``simulation:`` section of a robot config (``timestep``, ``seed``,
         ``truth``, ``controller``); ``seed`` and ``noise`` (sensor noise std) override it; ``joints``,
-        ``xacro_args`` and ``ft_sensor_frame`` as in the constructor."""
+        ``xacro_args``, ``ft_sensor_frame`` and ``collision`` as in the constructor."""
         from dataclasses import replace
 
         section = dict(section or {})
@@ -127,7 +140,7 @@ class Simulator:
             raise SimulationError(f"simulation.timestep must be a number, got {section.get('timestep')!r}") from err
         gains = Gains.from_config(section.get("controller"))
         return cls(urdf_path, truth=truth, timestep=timestep, seed=truth.seed, gains=gains, joints=joints,
-                   xacro_args=xacro_args, ft_sensor_frame=ft_sensor_frame)
+                   xacro_args=xacro_args, ft_sensor_frame=ft_sensor_frame, collision=collision)
 
     @property
     def joints(self) -> tuple[str, ...]:
@@ -165,6 +178,11 @@ class Simulator:
         return float(self._mj_data.time)
 
     @property
+    def contacts(self) -> ContactReport | None:
+        """The contacts and the smallest clearance since the last ``reset`` (None: contacts off)."""
+        return None if self._monitor is None else self._monitor.report
+
+    @property
     def mujoco_model(self) -> object:
         """The compiled ``mujoco.MjModel`` (read it; do not change it)."""
         return self._mj_model
@@ -185,6 +203,8 @@ class Simulator:
         mujoco.mj_forward(self._mj_model, self._mj_data)
         self._rng = np.random.default_rng(self._seed)
         self.saturated_steps = 0
+        if self._monitor is not None:
+            self._monitor.reset()
 
     def step(self, q_ref: np.ndarray, dq_ref: np.ndarray, ddq_ref: np.ndarray) -> JointSample:
         """Track the reference for one timestep; return the measured state at the start of the step.
@@ -210,6 +230,8 @@ class Simulator:
         if not np.all(np.isfinite(acceleration)) or np.max(np.abs(data.qvel[self._dof])) > DIVERGENCE_LIMIT:
             raise SimulationError(f"simulation diverged at t = {t:.3f} s (joint velocity over "
                                   f"{DIVERGENCE_LIMIT:g} rad/s)")
+        if self._monitor is not None:  # the contacts of the state at t (mj_step detects them before integrating)
+            self._monitor.observe(data, t)
         self.last_acceleration = acceleration
         self.last_torque = clipped
         self.last_friction = self._friction_torque()
@@ -220,11 +242,11 @@ class Simulator:
 
     def _friction_torque(self) -> np.ndarray:
         """The friction-loss torque of each driven joint in the last step (``qfrc_constraint`` without the
-        joint equality constraints of mimic followers)."""
+        joint equality constraints of mimic followers and the contacts)."""
         import mujoco
 
         data = self._mj_data
-        if self._mj_model.neq == 0:
+        if self._mj_model.neq == 0 and data.ncon == 0:
             return data.qfrc_constraint[self._dof].copy()
         rows = np.flatnonzero(data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
         out = np.zeros(self._mj_model.nv)
@@ -251,7 +273,9 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
     ``acceleration`` (MuJoCo's ``qacc``, (N, n)), ``torque`` (noise-free actuator torque),
     ``friction`` (MuJoCo's friction-loss torque applied), ``static_friction`` ((N, n) bool: the friction
     was static, not ``-fc sign(q')``), ``sticking`` (the fraction of such samples per joint),
-    ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``; with a force/torque sensor
+    ``tracking_rms`` (per joint [rad]), ``saturated_steps``, ``timestep``, ``seed``; with contacts on ``contacts``
+    (:meth:`~dynid_ros.sim.contacts.ContactReport.summary`: the number of contacts, the pairs, the smallest
+    clearance); with a force/torque sensor
     ``wrench`` ((N, 6), noise-free, in the sensor frame ``sim.ft_sensor.name``).
     """
     from tqdm import tqdm
@@ -301,5 +325,7 @@ def simulate_profile(sim: Simulator, t: np.ndarray, q_ref: np.ndarray, dq_ref: n
             "saturated_steps": sim.saturated_steps, "timestep": sim.timestep, "seed": sim.seed}
     if sim.ft_sensor is not None:
         info["wrench"] = wrench
+    if sim.contacts is not None:
+        info["contacts"] = sim.contacts.summary()
     return JointStateSeries(list(sim.joints), t.copy(), position, velocity, effort, info)
 

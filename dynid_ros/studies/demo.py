@@ -34,7 +34,6 @@ from dynid_ros.identification.timing import StageTimer
 from dynid_ros.reporting import plots
 from dynid_ros.reporting.plots import markdown_table
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window
-from dynid_ros.robot.collision import collision_model
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import ROBOTS, robot_file
@@ -42,6 +41,7 @@ from dynid_ros.robot.robot_defaults import derive_config, named_gripper_joints
 from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.sim import Gains, GroundTruth, Simulator, simulate_profile
+from dynid_ros.sim.contacts import describe
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 
 DERIVED_SECTIONS = ("identification", "excitation", "simulation")
@@ -181,9 +181,9 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
             excitation = _trajectory(robot, kind, model, seed, time_budget_s, progress)
         with timer.stage(f"simulate_{kind}"):
             sim = Simulator(robot.urdf, truth=truth, seed=seed + step, gains=gains,  # nominal-model controller
-                            joints=robot.joints)
+                            joints=robot.joints, collision=CollisionSettings.from_config(config.get("collision")))
             q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
-            limits = robot_limits(model, config, collision=collision_model(model, config))  # the robot's limits
+            limits = robot_limits(model, config, collision=sim.collision)  # the robot's limits, its geometry too
             profile = checked_profile(excitation, limits, q_start, cycles)
             t, q_ref, dq_ref, ddq_ref = profile.sample_at_rate(1.0 / sim.timestep)
             series = simulate_profile(sim, t, q_ref, dq_ref, ddq_ref, progress=progress)
@@ -191,8 +191,11 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
         excitation_info[kind] = {"condition_number": excitation.condition_number, "duration_s": float(t[-1]),
                                  "tracking_rms": series.info["tracking_rms"].tolist(),
                                  "saturated_steps": int(series.info["saturated_steps"])}
+        if sim.contacts is not None:
+            excitation_info[kind]["contacts"] = series.info["contacts"]
         say(f"[{step}/5] simulated {kind} run: {t[-1]:.1f} s at 1 kHz, condition number "
-            f"{excitation.condition_number:.1f} -> {bags[kind]}")
+            f"{excitation.condition_number:.1f} -> {bags[kind]}"
+            + (f"; {sim.contacts.line()}" if sim.contacts is not None else ""))
 
     with timer.stage("identify"):  # as dynid identify --bag does, into out/result
         result = identify_into(out / "result", RunInputs(bag=bags["identification"], urdf=Path(robot.urdf)),
@@ -264,6 +267,11 @@ def _markdown(summary: dict, result, distances: list[dict], evaluated: dict) -> 
         f"**{summary['ratio_to_noise_floor']:.3f}**",
         f"- feasible: **{summary['feasible']}** (solver status {summary['solver_status']}), "
         f"{summary['n_base']} base parameters",
+        "",
+        "## Seen in simulation (MuJoCo with the robot's collision geometry and its workcell)",
+        "",
+        *[f"- {kind} run: {describe(info['contacts'])}" for kind, info in summary["excitation"].items()
+          if "contacts" in info],
         "",
         "Relative error per joint [%]:",
         "",
