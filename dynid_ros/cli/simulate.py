@@ -17,8 +17,8 @@ from dynid_ros.errors import ConfigError, TrajectoryError
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
 from dynid_ros.reporting.result_directory import atomic_directory
-from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.robot.config import config_section, load_config
+from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.sim import Simulator, simulate_profile
 
 NAME = "simulate"

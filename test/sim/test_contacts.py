@@ -12,8 +12,8 @@ import yaml
 
 from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
-from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.robot.mujoco_spec import pair_row
+from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.sim import Simulator, simulate_profile
 
 from support.paths import REPO
