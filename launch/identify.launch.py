@@ -1,12 +1,15 @@
 """Identify a robot through its controller: excitation_node + recorder_node + identification_node.
 
     ros2 launch dynid_ros identify.launch.py robot:=panda controller_name:=joint_trajectory_controller
+    ros2 launch dynid_ros identify.launch.py urdf_path:=my_arm.urdf trajectory_file:=my_arm.yaml
 
 With ``autorun:=true`` (default) orchestrator_node runs record -> excite -> stop -> identify at once
 and the launch ends with it: exit status 0 when the job is done, 1 with the reason when it aborts
 (``launch_support.job_end_handlers``), or when a node ends before that. With ``autorun:=false`` the
 nodes wait for ``ros2 service call /<node>/start std_srvs/srv/Trigger`` and the launch runs until Ctrl-C.
-Empty arguments fall back to the ``nodes:`` section of config/<robot>.yaml, then the node defaults.
+Empty arguments fall back to the ``nodes:`` section of config/<robot>.yaml, then the node defaults. A shipped
+config applies only when its robot is named, or when nothing names a robot (then the Panda's):
+``urdf_path:=my_arm.urdf`` alone is a robot without a shipped config (``launch_support.shipped_robot``).
 The robot description (``urdf_path`` with ``xacro_args``, or ``robot_description_topic``) goes to the
 excitation node, whose limits are the authority, and to the identification node alike.
 """
@@ -15,17 +18,19 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
 from dynid_ros.ros.launch_support import (
+    ROBOT_ARGUMENT,
     as_bool,
     dynid_executable,
     early_exit_handlers,
     given,
     job_end_handlers,
     run_directory,
+    shipped_robot,
 )
 from launch import LaunchDescription
 
 ARGUMENTS = {
-    "robot": ("panda", "robot name (panda | ur5e): config/<robot>.yaml and urdf/<robot>.urdf"),
+    "robot": ("", ROBOT_ARGUMENT),
     "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
     "urdf_path": ("", "nominal URDF or .urdf.xacro, meshes allowed ('' = the config's robot.urdf)"),
     "xacro_args": ("", "arguments of a .urdf.xacro urdf_path, space separated: 'name:=value name2:=value2'"),
@@ -51,7 +56,9 @@ def launch_nodes(context: object) -> list:
     run = run_directory()
     bag = arg("bag_path") or str(run / "bag")
     out = arg("output_dir") or str(run / "result")
-    common = given({"robot": arg("robot"), "config_file": arg("config_file"),
+    robot_name = shipped_robot(arg("robot"), config_file=arg("config_file"), urdf_path=arg("urdf_path"),
+                               robot_description_topic=arg("robot_description_topic"))
+    common = given({"robot": robot_name, "config_file": arg("config_file"),
                     "use_sim_time": as_bool(arg("use_sim_time"))})
     robot = given({"urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
                    "robot_description_topic": arg("robot_description_topic")})

@@ -4,6 +4,7 @@ URDF and report (latched) and the launch ends: exit status 0 when the result is 
 identification fails (an ``[ERROR]`` line of the node; ``launch_support.job_end_handlers``).
 
     ros2 launch dynid_ros offline.launch.py robot:=panda bag_path:=run1/ output_dir:=result/
+    ros2 launch dynid_ros offline.launch.py urdf_path:=my_arm.urdf bag_path:=run1/   # no shipped config
 
 Without ROS at all, ``dynid identify --urdf urdf/panda.urdf --bag run1/ --out result/`` does the same.
 """
@@ -11,11 +12,19 @@ Without ROS at all, ``dynid identify --urdf urdf/panda.urdf --bag run1/ --out re
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
-from dynid_ros.ros.launch_support import as_bool, dynid_executable, given, job_end_handlers, run_directory
+from dynid_ros.ros.launch_support import (
+    ROBOT_ARGUMENT,
+    as_bool,
+    dynid_executable,
+    given,
+    job_end_handlers,
+    run_directory,
+    shipped_robot,
+)
 from launch import LaunchDescription
 
 ARGUMENTS = {
-    "robot": ("panda", "robot name (panda | ur5e)"),
+    "robot": ("", ROBOT_ARGUMENT),
     "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
     "urdf_path": ("", "nominal URDF or .urdf.xacro, meshes allowed ('' = the config's robot.urdf)"),
     "xacro_args": ("", "arguments of a .urdf.xacro urdf_path, space separated: 'name:=value name2:=value2'"),
@@ -37,7 +46,10 @@ def launch_nodes(context: object) -> list:
     out = arg("output_dir") or str(run_directory() / "result")
     update_rsp = as_bool(arg("update_robot_state_publisher"))
     node = Node(**dynid_executable("identification_node"), name="identification_node", output="screen",
-                parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"),
+                parameters=[given({"robot": shipped_robot(arg("robot"), config_file=arg("config_file"),
+                                                          urdf_path=arg("urdf_path"),
+                                                          robot_description_topic=arg("robot_description_topic")),
+                                   "config_file": arg("config_file"),
                                    "urdf_path": arg("urdf_path"), "xacro_args": arg("xacro_args").split() or "",
                                    "robot_description_topic": arg("robot_description_topic"),
                                    "bag_path": arg("bag_path"), "output_dir": out,

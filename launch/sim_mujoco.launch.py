@@ -7,10 +7,13 @@ installed, serves FollowJointTrajectory (mode:=action). It starts at ``start_pos
 middle of the excitation limits of the robot's config, so the excitation can start at once). The run
 ends with the identified URDF on /identification_node/robot_description and in
 dynid_runs/<date>_<time>/result, and the launch ends by itself: exit status 0 when done, 1 with the
-reason when the run aborts or a node fails (identify.launch.py). Another robot: ``urdf_path:=...``
-(``robot:=''`` when no shipped config fits it) with a trajectory made for it by ``dynid excite``
-(``trajectory_file:=...``); or ``robot_description_topic:=/robot_description`` to simulate and identify
-the robot published there.
+reason when the run aborts or a node fails (identify.launch.py). Another robot: ``urdf_path:=...`` with a
+trajectory made for it by ``dynid excite`` (``trajectory_file:=...``), no shipped config applied unless ``robot:=``
+names one (``launch_support.shipped_robot``):
+
+    ros2 launch dynid_ros sim_mujoco.launch.py urdf_path:=my_arm.urdf trajectory_file:=my_arm.yaml
+
+or ``robot_description_topic:=/robot_description`` to simulate and identify the robot published there.
 """
 
 from pathlib import Path
@@ -23,11 +26,19 @@ from launch_ros.actions import Node
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import robot_file
 from dynid_ros.ros.common import resolve_file
-from dynid_ros.ros.launch_support import dynid_executable, early_exit_handlers, given, parse_positions, start_positions
+from dynid_ros.ros.launch_support import (
+    ROBOT_ARGUMENT,
+    dynid_executable,
+    early_exit_handlers,
+    given,
+    parse_positions,
+    shipped_robot,
+    start_positions,
+)
 from launch import LaunchDescription
 
 ARGUMENTS = {
-    "robot": ("panda", "robot name (panda | ur5e), or '' for a robot without a shipped config"),
+    "robot": ("", ROBOT_ARGUMENT),
     "config_file": ("", "robot config YAML instead of config/<robot>.yaml"),
     "urdf_path": ("", "the robot to simulate and identify, URDF or .urdf.xacro, meshes allowed ('' = the "
                       "robot's)"),
@@ -48,14 +59,20 @@ ARGUMENTS = {
 }
 
 
+def shipped_robot_of(arg: object) -> str:
+    """The shipped robot of these launch arguments (``launch_support.shipped_robot``)."""
+    return shipped_robot(arg("robot"), config_file=arg("config_file"), urdf_path=arg("urdf_path"),
+                         robot_description_topic=arg("robot_description_topic"))
+
+
 def simulation_pose(arg: object) -> list[float] | str:
     """sim_node's ``start_positions``: the launch argument, else the middle of the excitation limits; '' (the
     node's default) when the robot comes from a topic, unknown until the node runs."""
-    urdf, config_file = arg("urdf_path"), arg("config_file")
+    urdf, config_file, robot = arg("urdf_path"), arg("config_file"), shipped_robot_of(arg)
     if not urdf and arg("robot_description_topic"):
         return parse_positions(arg("start_positions")) or ""
-    if not config_file and arg("robot"):
-        config_file = str(robot_file(arg("robot"), "config"))
+    if not config_file and robot:
+        config_file = str(robot_file(robot, "config"))
     config = load_config(resolve_file(config_file, "config_file")) if config_file else {}
     urdf = urdf or (config.get("robot") or {}).get("urdf", "")
     if not urdf:
@@ -69,8 +86,8 @@ def launch_sim(context: object) -> list:
         return context.launch_configurations[name]
 
     sim = Node(**dynid_executable("sim_node"), name="sim_node", output="screen",
-               parameters=[given({"robot": arg("robot"), "config_file": arg("config_file"), "rate_hz": arg("rate_hz"),
-                                  "truth": arg("truth"), "urdf_path": arg("urdf_path"),
+               parameters=[given({"robot": shipped_robot_of(arg), "config_file": arg("config_file"),
+                                  "rate_hz": arg("rate_hz"), "truth": arg("truth"), "urdf_path": arg("urdf_path"),
                                   "xacro_args": arg("xacro_args").split() or "",
                                   "robot_description_topic": arg("robot_description_topic"),
                                   "start_positions": simulation_pose(arg)})])

@@ -1,7 +1,9 @@
 """Helpers of the launch files in ``launch/``.
 
 Plain Python (no ``launch`` import, tested without the launch stack): :func:`given` drops launch
-arguments left empty, so a node falls back to its config file and defaults; :func:`run_directory`
+arguments left empty, so a node falls back to its config file and defaults; :func:`shipped_robot` is the
+shipped robot whose config a launch applies (the one named, else the default robot only when nothing else
+names a robot: ``urdf_path:=my_arm.urdf`` alone is a robot without a shipped config); :func:`run_directory`
 names a fresh directory per run; :func:`start_positions` is the simulated arm's start pose (the
 ``start_positions`` launch argument, or the middle of the excitation limits of the robot's config);
 :func:`gazebo_urdf` adds what gz_ros2_control needs to a URDF (a ``<ros2_control>`` block with
@@ -31,6 +33,34 @@ from dynid_ros.sim.trajectory_controller import config_start_pose
 def given(parameters: Mapping[str, object]) -> dict:
     """The parameters whose value is not an empty string (empty launch arguments mean "default")."""
     return {name: value for name, value in parameters.items() if value != ""}
+
+
+DEFAULT_ROBOT = "panda"
+"""The robot a launch runs when no launch argument names one (no robot, config_file, urdf_path or
+robot_description_topic)."""
+
+
+ROBOT_ARGUMENT = (f"shipped robot (panda | ur5e): its config/<robot>.yaml and urdf/<robot>.urdf; unset: "
+                  f"{DEFAULT_ROBOT}, unless urdf_path, robot_description_topic or config_file gives the robot (a "
+                  f"robot without a shipped config runs with defaults derived from its URDF)")
+"""The ``robot`` launch argument's description (:func:`shipped_robot`)."""
+
+
+def shipped_robot(robot: str, *, config_file: str = "", urdf_path: str = "", robot_description_topic: str = "") -> str:
+    """The shipped robot (``config/<robot>.yaml``, ``urdf/<robot>.urdf``) a launch applies: ``robot`` when named;
+    else :data:`DEFAULT_ROBOT` when no other argument says which robot this is; else ``''``: the robot given by
+    ``urdf_path``, ``robot_description_topic`` or ``config_file`` runs with its own config or with the defaults
+    derived from its URDF, never with another robot's config (whose joints it does not have).
+
+    So ``urdf_path:=my_arm.urdf`` alone needs no ``robot:=''`` (which a shell turns into ``robot:=``, a malformed
+    launch argument), and ``robot:=panda urdf_path:=my_panda.urdf`` still applies the Panda's config.
+    """
+    robot = str(robot).strip()
+    if robot:
+        return robot
+    if any(str(value).strip() for value in (config_file, urdf_path, robot_description_topic)):
+        return ""
+    return DEFAULT_ROBOT
 
 
 def run_directory(root: str = "dynid_runs") -> Path:

@@ -17,7 +17,7 @@ from dynid_ros.errors import ConfigError, ModelError
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import ROBOTS
 from dynid_ros.ros.common import CONFIG_PARAMS, resolve_file
-from dynid_ros.ros.launch_support import gazebo_urdf, given, parse_positions, start_positions
+from dynid_ros.ros.launch_support import gazebo_urdf, given, parse_positions, shipped_robot, start_positions
 
 from support.ros_helpers import ROOT, assert_physically_consistent
 
@@ -212,6 +212,19 @@ def test_gazebo_urdf_adds_ros2_control_and_loads(tmp_path):
 
 def test_empty_launch_arguments_fall_back_to_defaults():
     assert given({"a": "", "b": "x", "c": False}) == {"b": "x", "c": False}
+
+
+@pytest.mark.parametrize(("arguments", "robot"), [
+    ({}, "panda"),  # nothing names a robot: the default one
+    ({"robot": "ur5e"}, "ur5e"),
+    ({"urdf_path": "my_arm.urdf"}, ""),  # a robot without a shipped config: never the Panda's
+    ({"robot_description_topic": "/robot_description"}, ""),
+    ({"config_file": "my_arm.yaml"}, ""),
+    ({"robot": "panda", "urdf_path": "my_panda.urdf"}, "panda"),  # named: its config applies to the given URDF
+    ({"robot": " ", "urdf_path": " "}, "panda"),  # blanks are empty arguments
+])
+def test_a_shipped_config_applies_only_when_its_robot_is_named_or_no_robot_is_given(arguments, robot):
+    assert shipped_robot(arguments.pop("robot", ""), **arguments) == robot
 
 
 @pytest.mark.parametrize("robot", ROBOTS)
