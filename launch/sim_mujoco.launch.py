@@ -4,7 +4,8 @@
 
 sim_node follows JointTrajectory messages (mode topic, the default here) and, where control_msgs is
 installed, serves FollowJointTrajectory (mode:=action). It starts at ``start_positions`` (default: the
-middle of the excitation limits of the robot's config, so the excitation can start at once). The run
+middle of the excitation limits of the robot's config, so the excitation can start at once; a robot without a
+config starts where its ``trajectory_file`` starts, a pose ``dynid excite`` made clear of its links and table). The run
 ends with the identified URDF on /identification_node/robot_description and in
 dynid_runs/<date>_<time>/result, and the launch ends by itself: exit status 0 when done, 1 with the
 reason when the run aborts or a node fails (identify.launch.py). Another robot: ``urdf_path:=...`` with a
@@ -46,7 +47,8 @@ ARGUMENTS = {
     "robot_description_topic": ("", "simulate and identify the URDF published on this topic (transient local) "
                                     "when urdf_path is '', e.g. /robot_description"),
     "start_positions": ("", "start pose of the simulated arm [rad], one value per joint, space or comma "
-                            "separated ('' = the middle of the config's excitation limits)"),
+                            "separated ('' = the middle of the config's excitation limits; a robot without a "
+                            "config: where trajectory_file starts)"),
     "mode": ("topic", "how excitation_node commands sim_node: topic | action (needs control_msgs)"),
     "trajectory_file": ("", "excitation trajectory YAML from dynid excite ('' = the config's)"),
     "cycles": ("", "periods of the excitation ('' = config, else 1)"),
@@ -66,8 +68,9 @@ def shipped_robot_of(arg: object) -> str:
 
 
 def simulation_pose(arg: object) -> list[float] | str:
-    """sim_node's ``start_positions``: the launch argument, else the middle of the excitation limits; '' (the
-    node's default) when the robot comes from a topic, unknown until the node runs."""
+    """sim_node's ``start_positions``: the launch argument, else the middle of the excitation limits of the robot's
+    config, else (no config) where ``trajectory_file`` starts; '' (the node's default) when the robot comes from a
+    topic, unknown until the node runs."""
     urdf, config_file, robot = arg("urdf_path"), arg("config_file"), shipped_robot_of(arg)
     if not urdf and arg("robot_description_topic"):
         return parse_positions(arg("start_positions")) or ""
@@ -77,8 +80,9 @@ def simulation_pose(arg: object) -> list[float] | str:
     urdf = urdf or (config.get("robot") or {}).get("urdf", "")
     if not urdf:
         return parse_positions(arg("start_positions")) or ""
+    trajectory = arg("trajectory_file") and resolve_file(arg("trajectory_file"), "trajectory_file")
     return list(start_positions(arg("start_positions"), resolve_file(urdf, "urdf_path"), config,
-                                arg("xacro_args").split()).values())
+                                arg("xacro_args").split(), trajectory=trajectory).values())
 
 
 def launch_sim(context: object) -> list:

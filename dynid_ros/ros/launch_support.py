@@ -5,7 +5,8 @@ arguments left empty, so a node falls back to its config file and defaults; :fun
 shipped robot whose config a launch applies (the one named, else the default robot only when nothing else
 names a robot: ``urdf_path:=my_arm.urdf`` alone is a robot without a shipped config); :func:`run_directory`
 names a fresh directory per run; :func:`start_positions` is the simulated arm's start pose (the
-``start_positions`` launch argument, or the middle of the excitation limits of the robot's config);
+``start_positions`` launch argument, or the middle of the excitation limits of the robot's config; without a
+config, where the excitation trajectory starts: :func:`trajectory_start`);
 :func:`gazebo_urdf` adds what gz_ros2_control needs to a URDF (a ``<ros2_control>`` block with
 position commands and position/velocity/effort states, the ``gz_ros2_control-system`` plugin with
 the controllers file, and a fixed joint to the world).
@@ -24,7 +25,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from dynid_ros.errors import ConfigError, DynidError, ModelError
+from dynid_ros.excitation.trajectory_file import load_trajectory
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.urdf_document import read_urdf
 from dynid_ros.sim.trajectory_controller import config_start_pose
@@ -83,7 +87,7 @@ def parse_positions(text: str, what: str = "start_positions") -> list[float]:
 
 
 def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
-                    xacro_args: Sequence[str] = ()) -> dict[str, float]:
+                    xacro_args: Sequence[str] = (), trajectory: str | Path | None = None) -> dict[str, float]:
     """The start pose of the simulated arm, ``{joint: position}`` for each joint it simulates (the URDF's movable
     joints but locked end-effector and mimic joints, in the URDF's order).
 
@@ -91,7 +95,10 @@ def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
     without one (:func:`dynid_ros.sim.trajectory_controller.config_start_pose`: the config's
     ``simulation.start``, else the middle of each joint's excitation position range), so the excitation can
     start without first leaving a forbidden region (UR5e: shoulder_lift_joint in [-2.95, -0.2]; Panda: joint 4
-    below zero).
+    below zero). A robot without a config (``config`` empty) that runs the excitation ``trajectory`` starts where
+    that trajectory starts, for the joints it moves: ``dynid excite`` made that pose clear of the robot's links and
+    its table, which the middle of the URDF's ranges need not be (the UR5's all zeros puts its wrist 4.8 cm into
+    the table).
     """
     model = load_model(urdf=urdf, xacro_args=list(xacro_args) or None)
     if str(text).strip():
@@ -101,10 +108,19 @@ def start_positions(text: str, urdf: str | Path, config: Mapping | None = None,
                               f"({', '.join(model.joints)})")
         return dict(zip(model.joints, pose))
     try:
-        pose = config_start_pose(model, dict(config or {}))
+        pose = dict(zip(model.joints, config_start_pose(model, dict(config or {}))))
     except DynidError as err:
         raise ConfigError(f"start_positions: {err}") from err
-    return {joint: round(float(v), 6) for joint, v in zip(model.joints, pose)}
+    if trajectory and not config:
+        pose.update({joint: q for joint, q in trajectory_start(trajectory).items() if joint in pose})
+    return {joint: round(float(v), 6) for joint, v in pose.items()}
+
+
+def trajectory_start(path: str | Path) -> dict[str, float]:
+    """``{joint: position}`` where the excitation trajectory file ``path`` starts (its q(0), at rest)."""
+    trajectory = load_trajectory(path).trajectory
+    q, _, _ = trajectory.evaluate(np.zeros(1))
+    return dict(zip(trajectory.joints, (float(v) for v in q[0])))
 
 
 def gazebo_urdf(urdf_text: str, joints: Sequence[str], controllers_file: str | Path,

@@ -256,3 +256,27 @@ def test_start_positions_argument_is_checked():
     with pytest.raises(ConfigError, match="start_positions has 2 values; the robot has 6 joints"):
         start_positions("0 1", robot_file("ur5e", "urdf"))
     assert list(start_positions("0 -1 0 0 0 0", robot_file("ur5e", "urdf")).values()) == [0, -1, 0, 0, 0, 0]
+
+
+def test_a_robot_without_a_config_starts_where_its_trajectory_starts():
+    """No config: the simulated arm starts at the trajectory's q(0) (the excitation's start, which excite keeps clear
+    of the table), not at the middle of the URDF's ranges (the UR5's all zeros: its wrist 4.8 cm into the table);
+    with the robot's config, the middle of the config's excitation limits as before."""
+    import numpy as np
+
+    from dynid_ros.excitation.trajectory_file import load_trajectory
+    from dynid_ros.robot.resources import robot_file
+
+    from support.robots import DATA, UR5_ERD, example_robot_urdf
+
+    trajectory = DATA / "ur5e_short_excitation.yaml"
+    fourier = load_trajectory(trajectory).trajectory
+    expected = dict(zip(fourier.joints, fourier.evaluate(np.zeros(1))[0][0]))
+    pose = start_positions("", example_robot_urdf(UR5_ERD), {}, trajectory=trajectory)
+    assert pose == pytest.approx(expected, abs=1e-6)
+    assert start_positions("", example_robot_urdf(UR5_ERD), {}) == dict.fromkeys(fourier.joints, 0.0)
+    config = load_config(robot_file("ur5e", "config"))
+    assert start_positions("", robot_file("ur5e", "urdf"), config, trajectory=trajectory) == \
+        start_positions("", robot_file("ur5e", "urdf"), config)
+    assert start_positions("0 -1 0 0 0 0", example_robot_urdf(UR5_ERD), {}, trajectory=trajectory) == \
+        dict(zip(fourier.joints, [0, -1, 0, 0, 0, 0]))
