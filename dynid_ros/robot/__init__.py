@@ -12,6 +12,7 @@
   described by DH frames in their config (closed chains, springs, counterweights; Wang et al. 2019);
 - :mod:`.config`: per-robot YAML files (``config/<robot>.yaml``); :mod:`.robot_defaults`: the sections a config
   would hold, derived from a URDF, for a robot without one;
+- :mod:`.drivers`: what the vendors' ROS 2 drivers publish (topics, rates, effort units), by config or joint names;
 - :mod:`.resources`: the shipped robots' files (``urdf/``, ``config/``, ``trajectories/``);
 - collisions (pinocchio + coal): :mod:`.workcell`: the ``collision:`` section and the obstacles around the robot;
   :mod:`.meshes`: collision meshes (``package://``) and their convex hulls; :mod:`.collision`: the collision model

@@ -15,8 +15,14 @@ Services:
 
 Publishes:
     ``~/status`` (std_msgs/String, transient local, JSON: ``state`` idle|waiting|recording|stopped|failed,
-    ``bag_path``, ``counts`` {topic: messages written}, ``message``), on every change and at 1 Hz
-    while recording.
+    ``bag_path``, ``counts`` {topic: messages written}, ``message``, ``rates`` {JointState topic: Hz, once
+    measured}, ``warnings``), on every change and at 1 Hz while recording.
+
+A recorded JointState topic is measured live: once it has arrived for :data:`RATE_WINDOW_S`, a rate below what an
+identification needs (:data:`dynid_ros.identification.sample_rate.MIN_RATE_HZ`) is logged as a warning and listed
+in ``~/status``'s ``warnings``, naming the topic the robot's driver publishes at full rate (the config's
+``robot: driver:``, else the driver its joint names tell, :mod:`dynid_ros.robot.drivers`): franka_ros2's
+``/joint_states`` is joint_state_publisher's 30 Hz merge, ``/franka/joint_states`` its 1 kHz broadcaster.
 
 Messages are queued as received (raw subscription, no deserialization) to a writer thread
 (:class:`dynid_ros.data.bag_writer_thread.BagWriterThread`) that owns a
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections import deque
 from pathlib import Path
 
 from rclpy.node import Node
@@ -39,6 +46,8 @@ from rclpy.node import Node
 from dynid_ros.data.bag_writer_thread import BagWriterThread
 from dynid_ros.data.output_paths import require_absent
 from dynid_ros.errors import DynidError
+from dynid_ros.identification.sample_rate import rate_warning
+from dynid_ros.robot.drivers import config_driver
 from dynid_ros.ros.common import Param, declare_parameters, json_message, latched_qos, run, trigger_service
 
 NAME = "recorder_node"
@@ -51,6 +60,13 @@ PARAMETERS = (
     Param("discovery_timeout", 5.0, "seconds ~/start waits for the topics to appear in the graph", low=0.0),
     Param("qos_depth", 1000, "subscription queue depth", low=1, high=1000000),
 )
+
+
+RATE_WINDOW_S = 2.0
+"""Seconds of a JointState topic's arrivals measured before its rate is judged (a mean over them: a stalled
+recorder receives late, not fewer)."""
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
 def message_class(type_name: str) -> type:
@@ -78,6 +94,9 @@ class RecorderNode(Node):
         self._wait_timer = None
         self._wait_deadline = 0.0
         self._counts: dict[str, int] = {}  # of the last recording, once its writer is gone
+        self._arrivals: dict[str, deque] = {}  # JointState topic -> arrival times [s] until its rate is judged
+        self.rates: dict[str, float] = {}  # JointState topic -> its measured rate [Hz]
+        self.warnings: list[str] = []
         self._write_failed = self.create_guard_condition(self._on_write_failure)  # triggered by the writer thread
         self.status_pub = self.create_publisher(type(json_message({})), "~/status", latched_qos())
         trigger_service(self, "~/start", self.start)
@@ -155,6 +174,8 @@ class RecorderNode(Node):
         if missing:
             self.get_logger().warning(f"not recording topics that did not appear: {', '.join(missing)}")
         self._counts = {}
+        self.rates, self.warnings = {}, []
+        self._arrivals = {topic: deque() for topic, type_name in types.items() if type_name == JOINT_STATE}
         writer = BagWriterThread(self.bag_path, self.params["storage"], types, on_error=self._write_failed.trigger)
         writer.start()
         writer.ready.wait()
@@ -189,7 +210,28 @@ class RecorderNode(Node):
         def write(data: bytes) -> None:
             if self.recorder is not None:
                 self.recorder.write(topic, data, clock.now().nanoseconds)
+                arrivals = self._arrivals.get(topic)
+                if arrivals is not None:
+                    arrivals.append(time.monotonic())
         return write
+
+    def _check_rates(self) -> None:
+        """Judge each JointState topic's rate once it arrived for :data:`RATE_WINDOW_S` (see the module docstring)."""
+        for topic, arrivals in list(self._arrivals.items()):
+            if len(arrivals) < 2 or arrivals[-1] - arrivals[0] < RATE_WINDOW_S:
+                continue
+            del self._arrivals[topic]
+            rate = (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
+            self.rates[topic] = round(rate, 1)
+            try:
+                driver = config_driver(self.params["_config"])
+            except DynidError as err:
+                self.get_logger().warning(str(err))
+                driver = None
+            warning = rate_warning(rate, topic, driver)
+            if warning:
+                self.warnings.append(warning)
+                self.get_logger().warning(warning)
 
     def _wait_for_topics(self) -> None:
         if self.state != "waiting" or self._try_open():
@@ -230,6 +272,7 @@ class RecorderNode(Node):
 
     def _tick(self) -> None:
         if self.recorder is not None:
+            self._check_rates()
             self._publish_status()
 
     def _publish_status(self) -> None:
@@ -237,7 +280,8 @@ class RecorderNode(Node):
             return
         counts = dict(self.recorder.counts) if self.recorder is not None else self._counts
         self.status_pub.publish(json_message({"state": self.state, "bag_path": str(self.bag_path or ""),
-                                              "counts": counts, "message": self.message}))
+                                              "counts": counts, "message": self.message,
+                                              "rates": dict(self.rates), "warnings": list(self.warnings)}))
 
 
 def main(args: list[str] | None = None) -> int:

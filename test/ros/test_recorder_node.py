@@ -206,3 +206,46 @@ def test_disk_full_fails_at_once_and_keeps_what_was_flushed(tmp_path, spinner, s
     assert 0 < len(series) == report["message_count"] <= failed["counts"]["/joint_states"] <= sent
     assert series.names == names
     np.testing.assert_allclose(series.position[:, 0], 0.001 * np.arange(len(series)))  # none lost, none reordered
+
+
+def publish_at(publisher, rate_hz: float, stop) -> None:
+    """Joint states of the Panda's arm on ``publisher`` at ``rate_hz`` (absolute deadlines) until ``stop`` is set."""
+    names = [f"panda_joint{i}" for i in range(1, 8)]
+    period, deadline = 1.0 / rate_hz, time.monotonic()
+    while not stop.is_set():
+        publisher.publish(JointState(name=names, position=[0.0] * 7, velocity=[0.0] * 7, effort=[0.0] * 7))
+        deadline += period
+        time.sleep(max(deadline - time.monotonic(), 0.0))
+
+
+@pytest.mark.parametrize(("rate_hz", "robot", "hint"), [
+    (30.0, "panda", "record /franka/joint_states (franka_ros2's 1 kHz joint_state_broadcaster) instead"),
+    (30.0, "", "record the driver's full-rate joint states (its joint_state_broadcaster) instead"),
+    (400.0, "panda", None),
+])
+def test_a_joint_state_topic_too_slow_for_an_identification_is_named_with_the_drivers_full_rate_topic(
+        spinner, tmp_path, rate_hz, robot, hint):
+    """franka_ros2's /joint_states is joint_state_publisher's 30 Hz merge: measured live while recording, named in
+    a warning with the topic the driver publishes at 1 kHz; a topic at the rate an identification needs is not."""
+    import threading
+
+    helper = spinner.add(Node("helper", context=spinner.context))
+    publisher = helper.create_publisher(JointState, "/joint_states", 100)
+    status = Latest(helper, String, "/recorder_node/status", status_qos(), as_json=True)
+    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(
+        bag_path=str(tmp_path / "bag"), autostart=True, **({"robot": robot} if robot else {}))))
+    stop = threading.Event()
+    thread = threading.Thread(target=publish_at, args=(publisher, rate_hz, stop), daemon=True)
+    thread.start()
+    try:
+        last = wait_for(lambda: status.last if "/joint_states" in status.last.get("rates", {}) else None, 30,
+                        "the rate of /joint_states measured")
+    finally:
+        stop.set()
+        thread.join()
+    if hint is None:
+        assert last["rates"]["/joint_states"] > 100 and last["warnings"] == [], last
+        return
+    (warning,) = last["warnings"]
+    assert warning.startswith("joint states on /joint_states arrive at ") and warning.endswith(hint), warning
+    assert last["rates"]["/joint_states"] == pytest.approx(rate_hz, rel=0.2), last
