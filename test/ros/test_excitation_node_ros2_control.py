@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +26,15 @@ import yaml
 
 from dynid_ros.robot.resources import robot_file
 
-from support.ros2_control_stack import control_stack, controllers_file, mock_urdf, node_in_stack, require_ros2_control
-from support.ros_helpers import call_trigger, robot_limits_of, status_qos, wait_for, write_test_trajectory
+from support.ros2_control_stack import (
+    control_stack,
+    controllers_file,
+    mock_urdf,
+    node_in_stack,
+    require_ros2_control,
+    wait_on,
+)
+from support.ros_helpers import call_trigger, robot_limits_of, status_qos, write_test_trajectory
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 LIMITS = robot_limits_of("panda")
@@ -114,17 +123,43 @@ class Watcher:
             rows = [row for row in self.samples if row[0] >= wall]
         return tuple(np.array([r[k] for r in rows]) for k in range(4))
 
+    def stamped_since(self, stamp: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stamps (the controller manager's clock), positions and velocities of the joint states stamped from
+        ``stamp`` on, in stamp order: what the controller did, however late this process received it."""
+        with self.lock:
+            rows = sorted((row for row in self.samples if row[1] >= stamp), key=lambda row: row[1])
+        return tuple(np.array([r[k] for r in rows]) for k in (1, 2, 3))
+
+    def last_arrival(self) -> float:
+        """Arrival time of the last joint state (-inf before any)."""
+        with self.lock:
+            return self.samples[-1][0] if self.samples else float("-inf")
+
     def speed(self) -> float:
         """The fastest joint's speed in the last joint state."""
         with self.lock:
             return float(np.abs(self.samples[-1][3]).max()) if self.samples else 0.0
 
-    def ready(self):
-        wait_for(lambda: self.last().get("joint_states_ready"), 30, "the excitation node's joint states")
+    def ready(self, node):
+        wait_on(node.process, lambda: self.last().get("joint_states_ready"), "the excitation node's joint states",
+                node.log)
 
-    def ended(self, timeout: float) -> dict:
-        return wait_for(lambda: self.last() if self.last().get("state") in ("done", "aborted") else None, timeout,
-                        "the excitation's end")
+    def ended(self, node) -> dict:
+        return wait_on(node.process, lambda: self.last() if self.last().get("state") in ("done", "aborted") else None,
+                       "the excitation's end", node.log)
+
+
+class Running:
+    """excitation_node's process and its log."""
+
+    def __init__(self, process, log: Path):
+        self.process, self.log = process, log
+
+
+@contextmanager
+def excitation_node(parameters: dict, log: Path):
+    with node_in_stack("excitation_node", parameters, log) as process:
+        yield Running(process, log)
 
 
 def excitation_parameters(trajectory: Path, mode: str, **extra) -> dict:
@@ -134,11 +169,10 @@ def excitation_parameters(trajectory: Path, mode: str, **extra) -> dict:
 @pytest.mark.parametrize("mode", ["topic", "action"])
 def test_a_whole_excitation_runs_to_done_on_its_controllers_clock(spinner, stack, trajectories, tmp_path, mode):
     watcher = Watcher(spinner)
-    with node_in_stack("excitation_node", excitation_parameters(trajectories["full"], mode),
-                       tmp_path / "excitation_node.log"):
-        watcher.ready()
-        assert call_trigger(watcher.node, "/excitation_node/start", timeout=30).success
-        last = watcher.ended(60)
+    with excitation_node(excitation_parameters(trajectories["full"], mode), tmp_path / "excitation_node.log") as node:
+        watcher.ready(node)
+        assert call_trigger(watcher.node, "/excitation_node/start", timeout=60).success
+        last = watcher.ended(node)
     log = (tmp_path / "excitation_node.log").read_text()
     assert last["state"] == "done", f"{last}\n{log}"
     assert last["progress"] == 1.0 and last["time"] == pytest.approx(last["duration"], abs=1e-3)
@@ -174,29 +208,29 @@ def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_lim
         extra = {"controller_name": "forward_position_controller", "stream_joints": PANDA}
     watcher = Watcher(spinner)
     limits = LIMITS.limits.acceleration[LIMITS.indices(tuple(PANDA))]
+    log_path = tmp_path / "excitation_node.log"
     try:
-        with node_in_stack("excitation_node", excitation_parameters(trajectories["fast"], mode, **extra),
-                           tmp_path / "excitation_node.log"):
-            watcher.ready()
-            assert call_trigger(watcher.node, "/excitation_node/start", timeout=30).success
-            wait_for(lambda: watcher.last().get("state") == "running", 30, "the excitation running")
-            wait_for(lambda: watcher.speed() > 0.9, 10, "a joint faster than 0.9 rad/s")
-            response = call_trigger(watcher.node, "/excitation_node/stop")
-            answered = time.monotonic()
+        with excitation_node(excitation_parameters(trajectories["fast"], mode, **extra), log_path) as node:
+            watcher.ready(node)
+            assert call_trigger(watcher.node, "/excitation_node/start", timeout=60).success
+            wait_on(node.process, lambda: watcher.last().get("state") == "running", "the excitation running", log_path)
+            wait_on(node.process, lambda: watcher.speed() > 0.9, "a joint faster than 0.9 rad/s", log_path)
+            response = call_trigger(watcher.node, "/excitation_node/stop", timeout=60)
             assert response.success, response.message
-            time.sleep(3.0)
-            arrivals, stamps, q, v = watcher.since(answered - 0.5)
+            decided = wait_on(node.process, lambda: stop_stamp(log_path), "the node's stop", log_path)
+            wait_on(node.process, lambda: at_rest_for(watcher, decided, samples=50), "the arm held at rest", log_path)
+            stamps, q, v = watcher.stamped_since(decided - 0.5)
     finally:
         if mode == "stream":
             settle(stack)
-    log = (tmp_path / "excitation_node.log").read_text()
-    speed = np.abs(v[np.searchsorted(arrivals, answered) - 1])
+    log = log_path.read_text()
+    speed = np.abs(v[np.searchsorted(stamps, decided) - 1])  # the last measured before the node's stop
     assert speed.max() > 0.5, f"not a fast motion when stopped: {speed}"
     moving = np.flatnonzero(np.abs(v).max(axis=1) > 1e-4)
     assert moving.size and moving[-1] < len(v) - 50, f"the arm did not come to rest\n{log}"
     needed = float(np.max(speed / limits))
-    rest = arrivals[moving[-1] + 1] - answered
-    assert rest <= needed + 0.5, (rest, needed, log)  # + delivery, the controller's periods, a loaded machine
+    rest = stamps[moving[-1] + 1] - decided  # on the controller's clock, from the node's stop
+    assert rest <= needed + 0.5, (rest, needed, log)  # + delivery, the controller's periods
     drift = np.abs(q[moving[-1] + 1:] - q[-1]).max()
     assert drift < 1e-5, drift  # at rest, holding
     ratio = np.abs(acceleration(stamps, v)).max(axis=0) / limits
@@ -204,15 +238,33 @@ def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_lim
     assert "stopping: from" in log and "at rest" in log, log
 
 
+STOP_LINE = re.compile(r"\[(\d+\.\d+)\] \[excitation_node\]: stopping: from ")
+
+
+def stop_stamp(log_path: Path) -> float | None:
+    """The ROS time (the system clock, as the joint states' stamps) at which the node planned its stop: the stamp of
+    its ``stopping: from ...`` line."""
+    found = STOP_LINE.search(log_path.read_text(errors="replace"))
+    return float(found.group(1)) if found else None
+
+
+def at_rest_for(watcher: Watcher, since: float, samples: int) -> bool:
+    """The joint states stamped after ``since`` end with ``samples`` at rest (the arm stopped and held)."""
+    _, _, v = watcher.stamped_since(since)
+    if len(v) <= samples:
+        return False
+    moving = np.flatnonzero(np.abs(v).max(axis=1) > 1e-4)
+    return bool(moving.size) and moving[-1] < len(v) - samples
+
+
 def refused(spinner, tmp_path, trajectory: Path, mode: str, **extra) -> tuple[dict, list, str]:
     """Start a motion the controller refuses: the final status, the joint states during the attempt, the log."""
     watcher = Watcher(spinner)
-    with node_in_stack("excitation_node", excitation_parameters(trajectory, mode, **extra),
-                       tmp_path / "excitation_node.log"):
-        watcher.ready()
-        started = time.monotonic()
-        response = call_trigger(watcher.node, "/excitation_node/start", timeout=30)
-        last = watcher.ended(30) if response.success else {"state": "aborted", "message": response.message}
+    with excitation_node(excitation_parameters(trajectory, mode, **extra), tmp_path / "excitation_node.log") as node:
+        watcher.ready(node)
+        started = watcher.last_arrival()
+        response = call_trigger(watcher.node, "/excitation_node/start", timeout=60)
+        last = watcher.ended(node) if response.success else {"state": "aborted", "message": response.message}
         _, _, q, _ = watcher.since(started)
     return last, q, (tmp_path / "excitation_node.log").read_text()
 

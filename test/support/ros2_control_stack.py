@@ -225,6 +225,30 @@ def control_stack(folder: Path, urdf_text: str, controllers: Path, active: Seque
         stack.close()
 
 
+STARTUP_TIMEOUT = 180.0
+"""Safety net [s] for what a test waits for from a node's process (its start, its answers, its motion's end): the
+test passes on the event, not on a deadline; a process that ends fails the wait at once. On two shared cores under
+load, starting a node (Python, rclpy, pinocchio, the robot's collision model) has taken more than 30 s."""
+
+
+def wait_on(process: subprocess.Popen, predicate: object, what: str, log_path: Path,
+            timeout: float = STARTUP_TIMEOUT) -> object:
+    """``predicate()``'s first truthy value while ``process`` runs; fails at once (with the end of its log) when the
+    process ends first, else after ``timeout`` s."""
+    import pytest
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if process.poll() is not None:
+            pytest.fail(f"{what}: the node ended (exit code {process.returncode}) first:\n"
+                        f"{log_path.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.02)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}:\n{log_path.read_text(errors='replace')[-3000:]}")
+
+
 @contextmanager
 def node_in_stack(module: str, parameters: dict, log_path: Path):
     """``python -m dynid_ros.ros.<module> --ros-args -p ...`` in the stack's environment (its control_msgs and
