@@ -219,6 +219,8 @@ def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_lim
             assert response.success, response.message
             decided = wait_on(node.process, lambda: stop_stamp(log_path), "the node's stop", log_path)
             wait_on(node.process, lambda: at_rest_for(watcher, decided, samples=50), "the arm held at rest", log_path)
+            wait_on(node.process, lambda: "at rest" in log_path.read_text(errors="replace"), "the node's 'at rest'",
+                    log_path)
             stamps, q, v = watcher.stamped_since(decided - 0.5)
     finally:
         if mode == "stream":
