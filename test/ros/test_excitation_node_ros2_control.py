@@ -212,15 +212,7 @@ def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_lim
     try:
         with excitation_node(excitation_parameters(trajectories["fast"], mode, **extra), log_path) as node:
             watcher.ready(node)
-            assert call_trigger(watcher.node, "/excitation_node/start", timeout=60).success
-            wait_on(node.process, lambda: watcher.last().get("state") == "running", "the excitation running", log_path)
-            wait_on(node.process, lambda: watcher.speed() > 0.9, "a joint faster than 0.9 rad/s", log_path)
-            response = call_trigger(watcher.node, "/excitation_node/stop", timeout=60)
-            assert response.success, response.message
-            decided = wait_on(node.process, lambda: stop_stamp(log_path), "the node's stop", log_path)
-            wait_on(node.process, lambda: at_rest_for(watcher, decided, samples=50), "the arm held at rest", log_path)
-            wait_on(node.process, lambda: "at rest" in log_path.read_text(errors="replace"), "the node's 'at rest'",
-                    log_path)
+            decided = stop_in_a_fast_motion(watcher, node)
             stamps, q, v = watcher.stamped_since(decided - 0.5)
     finally:
         if mode == "stream":
@@ -243,14 +235,44 @@ def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_lim
     assert "stopping: from" in log and "at rest" in log, log
 
 
-STOP_LINE = re.compile(r"\[(\d+\.\d+)\] \[excitation_node\]: stopping: from ")
+STOP_LINE = re.compile(r"\[(\d+\.\d+)\] \[excitation_node\]: stopping: from ([0-9.]+) rad/s")
+
+STOP_ATTEMPTS = 5
+"""Motions started and stopped until a stop reaches the node in a fast part of the motion (see
+:func:`stop_in_a_fast_motion`)."""
 
 
-def stop_stamp(log_path: Path) -> float | None:
-    """The ROS time (the system clock, as the joint states' stamps) at which the node planned its stop: the stamp of
-    its ``stopping: from ...`` line."""
-    found = STOP_LINE.search(log_path.read_text(errors="replace"))
-    return float(found.group(1)) if found else None
+def stops(log_path: Path) -> list[tuple[float, float]]:
+    """The node's stops: the ROS time (the system clock, as the joint states' stamps) of each ``stopping: from ...``
+    line of its log and the speed [rad/s] it stopped from."""
+    return [(float(m.group(1)), float(m.group(2))) for m in STOP_LINE.finditer(log_path.read_text(errors="replace"))]
+
+
+def stop_in_a_fast_motion(watcher: Watcher, node: Running) -> float:
+    """``~/start``, then ``~/stop`` once a joint moves faster than 0.9 rad/s, until the node stopped from more than
+    0.7 rad/s (at most :data:`STOP_ATTEMPTS` motions: on a loaded machine this process sees the motion late and the
+    request reaches the node later, maybe in a slow part of the motion or after its end); each stop waited for until
+    the arm is held at rest (50 samples) and the node says so. The stamp of the fast stop."""
+    for _attempt in range(STOP_ATTEMPTS):
+        before = len(stops(node.log))
+        rests = node.log.read_text(errors="replace").count("at rest ")
+        assert call_trigger(watcher.node, "/excitation_node/start", timeout=60).success
+        wait_on(node.process, lambda: watcher.last().get("state") == "running", "the excitation running", node.log)
+        seen = wait_on(node.process, lambda: "fast" if watcher.speed() > 0.9 else
+                       ("ended" if watcher.last().get("state") in ("done", "aborted") else None),
+                       "a joint faster than 0.9 rad/s", node.log)
+        if seen == "ended" or not call_trigger(watcher.node, "/excitation_node/stop", timeout=60).success:
+            wait_on(node.process, lambda: watcher.last().get("state") in ("done", "aborted"), "the end", node.log)
+            continue  # the motion ended before the stop reached the node
+        new = wait_on(node.process, lambda before=before: stops(node.log)[before:], "the node's stop", node.log)
+        stamp, speed = new[0]
+        wait_on(node.process, lambda stamp=stamp: at_rest_for(watcher, stamp, samples=50), "the arm held at rest",
+                node.log)
+        wait_on(node.process, lambda rests=rests: node.log.read_text(errors="replace").count("at rest ") > rests,
+                "the node's 'at rest'", node.log)
+        if speed > 0.7:
+            return stamp
+    pytest.fail(f"no stop in a fast motion in {STOP_ATTEMPTS} attempts:\n{node.log.read_text()[-3000:]}")
 
 
 def at_rest_for(watcher: Watcher, since: float, samples: int) -> bool:
