@@ -218,10 +218,11 @@ def test_a_stop_in_a_fast_motion_decelerates_to_rest_within_the_acceleration_lim
         if mode == "stream":
             settle(stack)
     log = log_path.read_text()
-    # the speeds when the node stopped: the mean over the last 4 controller periods before (a stream's commands and
-    # the controller's updates drift in phase: an update without a new command reports 0, the next twice the speed)
+    # the speeds when the node stopped: the mean over the last 10 controller periods before (a stream's commands and
+    # the controller's updates drift in phase: an update without a new command reports 0, the next twice the speed;
+    # a stream stalled on a loaded machine holds the arm for a few periods, then catches up)
     before = np.searchsorted(stamps, decided)
-    speed = np.abs(v[max(before - 4, 0):before].mean(axis=0))
+    speed = np.abs(v[max(before - 10, 0):before].mean(axis=0))
     assert speed.max() > 0.5, f"not a fast motion when stopped: {speed}"
     moving = np.flatnonzero(np.abs(v).max(axis=1) > 1e-4)
     assert moving.size and moving[-1] < len(v) - 50, f"the arm did not come to rest\n{log}"
