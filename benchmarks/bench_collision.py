@@ -50,7 +50,9 @@ def run(robot: str, budget: float, starts: int, seed: int, collisions: bool) -> 
     model = load_model(urdf=urdf)
     settings = CollisionSettings.from_config(config.get("collision"), config_path=config_path)
     options = ExcitationOptions.from_config(config.get("excitation"), time_budget_s=budget, n_starts=starts,
-                                            seed=seed, collision=settings if collisions else None)
+                                            seed=seed, collision=settings)
+    if not collisions:  # from_config takes None as "not given" (the default settings): set it after
+        options.collision = None
     wall, cpu = time.perf_counter(), time.process_time()
     result = optimize_excitation(model, options, progress=False)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -76,6 +78,7 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--robots", nargs="+", default=["panda", "ur10"], choices=sorted(ROBOTS))
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON file written")
     args = parser.parse_args()
     out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                        "load_average_start": list(os.getloadavg())}, "runs": {}}
@@ -93,9 +96,9 @@ def main() -> int:
         out["runs"][robot] = {"without": rows[0], "with": rows[1], "condition_ratio": round(ratio, 3)}
         print(f"{robot}: condition number with / without collision constraints {ratio:.3f}")
     out["machine"]["load_average_end"] = list(os.getloadavg())
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.out}")
     return 0
 
 

@@ -28,6 +28,7 @@ DH YAML schema::
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Callable
@@ -206,9 +207,15 @@ def _symmetric(upper: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose upper triangle pinocchio filled (its ``data.M``); ``numpy.triu`` builds a mask
     per call, which made it most of the cost of the excitation optimizer's gradient."""
     m = np.array(upper)
-    lower = np.tril_indices(m.shape[0], -1)
+    lower = _lower_indices(m.shape[0])
     m[lower] = m.T[lower]
     return m
+
+
+@functools.lru_cache(maxsize=32)
+def _lower_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.tril_indices(n, -1)``, built once per size (building them was most of :func:`_symmetric`'s cost)."""
+    return np.tril_indices(n, -1)
 
 
 def load_model(*, urdf: str | Path | None = None, dh: str | Path | None = None,
