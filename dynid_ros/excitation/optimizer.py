@@ -75,13 +75,8 @@ MAX_SCALED_CONDITION_NUMBER = 100.0
 random states over the whole joint ranges it is 4.9 to 7.6 for example-robot-data's SO-100 (0.6 kg), Z1, Kinova,
 xArm7, Panda, UR5 and UR10 (29 kg) alike; an optimized trajectory within the limits reaches 5.7 (UR10), 7.3 (Panda),
 22 (SO-100, 20 s budget)."""
-STALL_EVALUATIONS = 50
-"""A start ends when this many objective evaluations in a row have not improved its best feasible point by
-:data:`STALL_TOLERANCE`: SLSQP can cycle in its line search at an infeasible point until ``max_iterations`` (measured
-on example-robot-data's UR10 with clearance rows: 176 evaluations in 30 iterations repeating one sequence, the best
-feasible point unchanged after the 24th), and the budget is better spent on the next start."""
-STALL_TOLERANCE = 1e-4
-"""Improvement of the objective (``log cond``: 0.01 %) that counts as progress for :data:`STALL_EVALUATIONS`."""
+BOX_RATE_HZ = 100.0
+"""Cartesian boxes are checked, and kept by the optimizer, at this rate."""
 REST_VELOCITY = 1e-9
 """Velocities [rad/s] below this count as zero in the Coulomb column (the samples at rest, t = k T)."""
 
@@ -187,6 +182,13 @@ def condition_times(period: float, rate_hz: float = CONDITION_RATE_HZ) -> np.nda
     return np.arange(int(math.ceil(period * rate_hz - 1e-9))) / rate_hz
 
 
+def box_times(period: float) -> np.ndarray:
+    """The samples of one period where Cartesian boxes are checked (:data:`BOX_RATE_HZ`); the optimizer keeps the
+    boxes on the same samples, so a point it finds feasible passes the check (a coarser grid let the hand leave
+    its box between two of its samples)."""
+    return np.arange(int(math.ceil(period * BOX_RATE_HZ))) / BOX_RATE_HZ
+
+
 def condition_base(model: RobotModel) -> BaseParameters:
     """Base parameters of the condition number's layout (viscous, Coulomb, offset; no armature)."""
     return compute_base_parameters(model, model.layout_for(CONDITION_FRICTION, armature=False))
@@ -232,10 +234,6 @@ class _BudgetExhausted(Exception):
     """Raised inside SLSQP's callbacks when the time budget runs out."""
 
 
-class _StartStalled(Exception):
-    """Raised inside SLSQP's callbacks when a start has stopped improving (:data:`STALL_EVALUATIONS`)."""
-
-
 class ExcitationProblem:
     """The optimization problem: variables, objective with gradient, linear and nonlinear constraints."""
 
@@ -273,6 +271,7 @@ class ExcitationProblem:
         self.column_scale = self._column_scale()
         self.t_nl = np.arange(max(100, 20 * self.harmonics)) * period / max(100, 20 * self.harmonics)
         self.b_nl = basis_matrices(self.t_nl, self.wf, self.harmonics)
+        self.b_box = basis_matrices(box_times(period), self.wf, self.harmonics)  # the boxes' own check grid
         self.clearance: ClearanceRows | None = None
         self.collision = None
         if options.collision is not None and options.collision.enabled and not isinstance(base, FramesBase):
@@ -438,9 +437,10 @@ class ExcitationProblem:
             tau = nominal_torques(self.model, q, dq, ddq)[:, k]
             bound = (1.0 - TORQUE_MARGIN) * self.effort[k]
             parts += [(bound - tau).reshape(-1), (bound + tau).reshape(-1)]
+        q_box = self.states(x, self.b_box)[0] if self.frames else None
         for name, frame in self.frames.items():
             box = np.asarray(self.options.cartesian_boxes[name], dtype=float)
-            p = self._frame_positions(q, frame)
+            p = self._frame_positions(q_box, frame)
             parts += [(p - box[:, 0]).reshape(-1), (box[:, 1] - p).reshape(-1)]
         if self.clearance is not None:
             parts.append(self.clearance.values(x))
@@ -455,17 +455,20 @@ class ExcitationProblem:
             dq_, dv_, da_ = nominal_torque_jacobians(self.model, q, dq, ddq)
             jac = self._state_jacobian(dq_[:, k], dv_[:, k], da_[:, k])
             rows += [-jac, jac]
+        q_box = self.states(x, self.b_box)[0] if self.frames else None
         for frame in self.frames.values():
-            jq = self._frame_jacobians(q, frame)
-            jac = self._state_jacobian(jq, np.zeros_like(jq), np.zeros_like(jq))
+            jq = self._frame_jacobians(q_box, frame)
+            jac = self._state_jacobian(jq, np.zeros_like(jq), np.zeros_like(jq), self.b_box)
             rows += [jac, -jac]
         if self.clearance is not None:
             rows.append(self.clearance.jacobian(x))
         return np.vstack(rows)
 
-    def _state_jacobian(self, dq_: np.ndarray, dv_: np.ndarray, da_: np.ndarray) -> np.ndarray:
-        """(N * r, n_var) Jacobian of per-sample outputs (N, r) from their (N, r, n) state Jacobians."""
-        bq, bdq, bddq = self.b_nl
+    def _state_jacobian(self, dq_: np.ndarray, dv_: np.ndarray, da_: np.ndarray,
+                        bases: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+        """(N * r, n_var) Jacobian of per-sample outputs (N, r) from their (N, r, n) state Jacobians on the grid of
+        ``bases`` (default: the coarse grid of the torques)."""
+        bq, bdq, bddq = self.b_nl if bases is None else bases
         n_samples, r, _ = dq_.shape
         out = np.zeros((n_samples, r, self.n, self.width))
         out[:, :, :, 0] = dq_
@@ -526,7 +529,6 @@ def _frame_id(model: RobotModel, name: str) -> int:
 class _Best:
     value: float = math.inf
     x: np.ndarray | None = None
-    stale: int = 0
 
 
 def optimize_excitation(model: RobotModel | FramesRobot, options: ExcitationOptions, progress: bool = True
@@ -608,22 +610,16 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
         if time.perf_counter() > deadline:
             raise _BudgetExhausted
         value, grad = problem.objective(x)
-        here = finals[-1]
-        if value < here.value and feasible(x):
-            here.stale = 0 if value < here.value - STALL_TOLERANCE else here.stale + 1
-            here.value, here.x = value, x.copy()
+        if value < finals[-1].value and feasible(x):
+            finals[-1].value, finals[-1].x = value, x.copy()
             if value < best.value:
                 best.value, best.x = value, x.copy()
-        else:
-            here.stale += 1
-        if here.stale >= STALL_EVALUATIONS:
-            raise _StartStalled
         return value, grad
 
     from tqdm import tqdm
 
     bar = tqdm(total=options.n_starts, desc="excitation", unit="start", disable=not progress, file=sys.stderr)
-    starts_done, iterations, stalled = 0, 0, 0
+    starts_done, iterations = 0, 0
     history: list[dict] = []
     try:
         for i in range(options.n_starts):
@@ -638,8 +634,6 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
                 iterations += int(result.nit)
             except _BudgetExhausted:
                 break
-            except _StartStalled:
-                stalled += 1
             starts_done += 1
             history.append({"start": i, "time_s": round(time.perf_counter() - started, 3),
                             "best": _readable(options.objective, best.value) if best.x is not None else None})
@@ -678,8 +672,7 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     info = {
         "objective": options.objective, "seed": options.seed, "starts": starts_done, "iterations": iterations,
         "time_s": round(time.perf_counter() - started, 3), "frequency_hz": problem.wf / (2 * math.pi),
-        "n_base": base.n_base, "stalled_starts": stalled, "margins": margins, "history": history,
-        "condition_number_scaled": scaled,
+        "n_base": base.n_base, "margins": margins, "history": history, "condition_number_scaled": scaled,
     }
     if options.cartesian_boxes:
         info["cartesian_boxes"] = {k: np.asarray(v, dtype=float).tolist() for k, v in options.cartesian_boxes.items()}
@@ -774,7 +767,7 @@ def _check_cartesian(problem: ExcitationProblem, trajectory: FourierTrajectory) 
     """Cartesian boxes at 100 Hz on the final trajectory."""
     if not problem.frames:
         return
-    t = np.arange(int(math.ceil(trajectory.period * 100.0))) / 100.0
+    t = box_times(trajectory.period)
     q = trajectory.evaluate(t)[0]
     for name, frame in problem.frames.items():
         box = np.asarray(problem.options.cartesian_boxes[name], dtype=float)
