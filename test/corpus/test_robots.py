@@ -144,7 +144,8 @@ def test_a_description_without_inertials_is_identified_from_the_robots_data(robo
     vendor = zoo_robots()[robot].urdf
     truth_urdf = tmp_path / "robot_with_masses.urdf"
     truth_urdf.write_text(with_inertials(vendor.read_text()))
-    runs = user_path(truth_urdf, tmp_path / "truth_run")
+    # the user's edited copy lives in their own folder; the vendor's meshes stay in its package (--package-dir)
+    runs = user_path(truth_urdf, tmp_path / "truth_run", package_dirs=(zoo_robots()[robot].package_dir,))
     assert first_refusal(runs) is None, [str(r) for r in runs.values() if r.code]
     work = tmp_path / "truth_run"
     out = tmp_path / "result"

@@ -19,7 +19,7 @@ import yaml
 from dynid_ros.robot.model import load_model
 
 from support.robots import UR5_ERD, example_robot_urdf
-from support.user_runs import PERIOD, assert_sane, dynid, first_refusal, read_back, refusal, user_path
+from support.user_runs import PERIOD, assert_refused, assert_sane, dynid, first_refusal, read_back, refusal, user_path
 
 pytestmark = pytest.mark.corpus
 
@@ -179,7 +179,7 @@ ANOTHER_ROBOT = {"continuous_wrists": continuous_wrists, "prismatic_wrist": pris
 
 
 @pytest.fixture(scope="module")
-def clean_run(tmp_path_factory) -> dict:
+def clean_run(tmp_path_factory, ros_environment) -> dict:
     """The UR5 as shipped through the whole path: the bag and result every same-robot quirk is compared with."""
     work = tmp_path_factory.mktemp("ur5")
     urdf = work / "ur5.urdf"
@@ -231,9 +231,20 @@ def test_a_description_that_differs_from_the_robot_gives_a_sane_result(quirk, cl
 
 
 @pytest.mark.parametrize("quirk", list(ANOTHER_ROBOT))
-def test_another_robot_goes_through_every_command(quirk, tmp_path):
+def test_another_robot_goes_through_every_command(quirk, tmp_path, ros_environment):
     urdf = tmp_path / "robot.urdf"
     urdf.write_text(text(ANOTHER_ROBOT[quirk](ur5())))
     runs = user_path(urdf, tmp_path)
     assert first_refusal(runs) is None
     assert_sane(tmp_path, load_model(urdf=urdf).joints)
+
+
+def test_meshes_nobody_can_resolve_are_refused_where_collision_geometry_is_needed(clean_run, tmp_path):
+    """The collision checks of ``excite`` need the meshes: one line naming the file, the mesh, its link and where it
+    was looked for, and nothing written; ``info`` and ``identify`` need no geometry (the test above)."""
+    urdf = tmp_path / "ur5_quirk.urdf"
+    urdf.write_text(text(unresolvable_meshes(ur5())))
+    out = tmp_path / "trajectory.yaml"
+    run = dynid("excite", "--urdf", urdf, "--config", clean_run["work"] / "config.yaml", "--no-progress", "--out", out)
+    line = assert_refused(run, str(urdf), "package://ur_gone/", "not found", "--package-dir")
+    assert "link" in line and not out.exists()

@@ -9,12 +9,17 @@ from support.paths import FILES
 DATA = FILES
 
 
-def example_robot_urdf(relative: str) -> Path:
-    """Path of a URDF shipped as data by the ``example-robot-data`` wheel."""
+def example_robot_prefix() -> Path:
+    """The install prefix of the ``example-robot-data`` wheel (``share/example-robot-data``, ``share/ament_index``):
+    what a ROS install of the package puts on ``AMENT_PREFIX_PATH``."""
     import sysconfig
 
-    root = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
-    path = root / relative
+    return Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix"
+
+
+def example_robot_urdf(relative: str) -> Path:
+    """Path of a URDF shipped as data by the ``example-robot-data`` wheel."""
+    path = example_robot_prefix() / "share" / "example-robot-data" / "robots" / relative
     if not path.is_file():
         raise FileNotFoundError(f"{path} (install the test extras: pip install -e '.[test]')")
     return path

@@ -129,13 +129,15 @@ def truth_masses(truth_dir: Path) -> dict[str, float]:
 
 
 def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...] = (), seed: int = 0,
-              budget_s: float = EXCITATION_BUDGET_S) -> dict[str, CliRun]:
+              budget_s: float = EXCITATION_BUDGET_S, package_dirs: tuple[Path, ...] = ()) -> dict[str, CliRun]:
     """What a user does with a robot description: ``info``, ``excite`` (:data:`EXCITATION_ITERATIONS`, capped by
     ``budget_s``), ``simulate`` (the truth derived
     from the URDF, two periods, ``truth/``), ``identify`` (first period, ``result/``), ``validate`` (second period,
-    ``validation.json``), all in ``work``; the runs by command, up to the first that does not exit 0."""
+    ``validation.json``), all in ``work``; the runs by command, up to the first that does not exit 0. ``package_dirs``:
+    ``--package-dir`` of the commands that read the collision geometry (excite, simulate)."""
     work.mkdir(parents=True, exist_ok=True)
     description = ["--urdf", urdf, *(a for value in xacro_args for a in ("--xacro-arg", value))]
+    packages = [a for directory in package_dirs for a in ("--package-dir", directory)]
     runs = {"info": dynid("info", *description, "--json")}
     if refusal(runs["info"]) is not None:
         return runs
@@ -147,10 +149,11 @@ def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...]
     config_file = work / "config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     for command, argv in (
-        ("excite", ["excite", *description, "--config", config_file, "--time-budget", budget_s, "--no-progress",
-                    "--out", work / "trajectory.yaml"]),
-        ("simulate", ["simulate", *description, "--config", config_file, "--trajectory", work / "trajectory.yaml",
-                      "--bag", work / "bag", "--cycles", 2, "--truth-out", work / "truth", "--no-progress"]),
+        ("excite", ["excite", *description, *packages, "--config", config_file, "--time-budget", budget_s,
+                    "--no-progress", "--out", work / "trajectory.yaml"]),
+        ("simulate", ["simulate", *description, *packages, "--config", config_file, "--trajectory",
+                      work / "trajectory.yaml", "--bag", work / "bag", "--cycles", 2, "--truth-out", work / "truth",
+                      "--no-progress"]),
         ("identify", ["identify", *description, "--config", config_file, "--bag", work / "bag", "--end", PERIOD,
                       "--out", work / "result"]),
         ("validate", ["validate", "--result", work / "result", "--bag", work / "bag", "--start", PERIOD, "--report",
