@@ -8,7 +8,11 @@ import tempfile
 
 import pytest
 
-from support.ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 (CI=true: no skips)
+from support.ci_skips import (  # noqa: F401 (CI=true: no skips)
+    pytest_addoption,
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+)
 from support.control_msgs_build import ControlMsgsBuildError, ensure_control_msgs
 from support.launch_stack import ensure_composition_interfaces
 from support.ros_helpers import ros_context, spinner  # noqa: F401

@@ -36,15 +36,16 @@ def test_passes():
 '''
 
 
-def run_inner(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+def run_inner(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     (tmp_path / "conftest.py").write_text(
         "from support import ci_skips\nci_skips.HARDWARE_TESTS = ('test_inner.py::test_listed_hardware',)\n"
-        "from support.ci_skips import pytest_make_collect_report, pytest_runtest_makereport  # noqa\n")
+        "from support.ci_skips import pytest_addoption, pytest_make_collect_report, pytest_runtest_makereport"
+        "  # noqa\n")
     (tmp_path / "test_inner.py").write_text(INNER)
     environment = {k: v for k, v in os.environ.items() if k not in ("CI", "DYNID_PANDA_DATA")}
     environment.update(env, PYTHONPATH=os.pathsep.join([str(TEST_DIR), environment.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rfs", "-q",
-                           "-o", "markers=hardware: real device", "test_inner.py"],
+                           "-o", "markers=hardware: real device", *args, "test_inner.py"],
                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
 
 
@@ -68,6 +69,22 @@ def test_in_ci_only_listed_hardware_and_unset_data_may_skip(tmp_path):
     assert "unexpected skip in CI" in result.stdout
 
 
+def test_on_a_clone_without_the_shared_folder_every_skip_names_its_unset_variable(tmp_path):
+    """``.ci/run``'s clone pass: CI unset, ``--skips-need-reasons``: the same policy as CI."""
+    result = run_inner(tmp_path, "--skips-need-reasons")
+    assert result.returncode == 1, result.stdout
+    assert "2 failed, 1 passed, 2 skipped" in outcome_line(result), result.stdout
+    assert "FAILED test_inner.py::test_plain_skip" in result.stdout
+    assert "unexpected skip with --skips-need-reasons" in result.stdout
+
+
+def test_a_run_records_the_tests_that_read_a_shared_data_set(tmp_path):
+    (tmp_path / "empty").mkdir()
+    record = tmp_path / "users.txt"
+    run_inner(tmp_path, DYNID_PANDA_DATA=str(tmp_path / "empty"), DYNID_SHARED_USERS=str(record))
+    assert record.read_text().splitlines() == ["test_inner.py::test_needs_panda_data"]
+
+
 def test_in_ci_a_data_directory_without_the_data_fails(tmp_path):
     (tmp_path / "empty").mkdir()
     result = run_inner(tmp_path, CI="true", DYNID_PANDA_DATA=str(tmp_path / "empty"))
@@ -87,16 +104,23 @@ def test_in_ci_a_module_skipped_at_import_fails(tmp_path):
 STUB = """#!/bin/bash
 # {name}: logs its arguments and the variables .ci/run sets, then does what the test needs of it
 printf '%s\\t%s\\t%s\\n' "{name}" "$*" "CI=${{CI:-}} PANDA=${{DYNID_PANDA_DATA:-}} DVRK=${{DYNID_DVRK_DATA:-}} \\
-ROSDISTRO=${{DYNID_ROSDISTRO:-}} NOCACHE=${{PIP_NO_CACHE_DIR:-}}" >> "{log}"
+ROSDISTRO=${{DYNID_ROSDISTRO:-}} NOCACHE=${{PIP_NO_CACHE_DIR:-}} BLAS=${{OPENBLAS_CORETYPE:-}} \\
+PWD=$(basename "$PWD")" >> "{log}"
 {action}
 """
 VENV_ACTION = """if [ "$1 $2" = "-m venv" ]; then
     mkdir -p "$3/bin"; echo 'PATH="{venv_bin}:$PATH"' > "$3/bin/activate"
 fi"""
+PYTEST_ACTION = """if [ "$1 $2" = "-m pytest" ]; then
+    [ -n "{record}" ] && [ -n "${{DYNID_SHARED_USERS:-}}" ] && echo "{record}" >> "$DYNID_SHARED_USERS"
+    exit {code}
+fi"""
 
 
-def run_ci_script(tmp_path: Path, *, shared: bool, pytest_exit: int) -> tuple[int, list[tuple[str, str, str]]]:
-    """Run a copy of .ci/run whose python3, python, pip and chromium are stubs logging what they are asked."""
+def run_ci_script(tmp_path: Path, *, shared: bool, pytest_exit: int,
+                  record: str = "") -> tuple[int, list[tuple[str, str, str]]]:
+    """Run a copy of .ci/run whose python3, python, pip, git and chromium are stubs logging what they are asked; each
+    pytest run records ``record`` as a test that read a shared data set."""
     repo, stubs, venv_bin, log = (tmp_path / name for name in ("repo", "stubs", "venv_stubs", "log.tsv"))
     (repo / ".ci").mkdir(parents=True)
     (repo / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text())
@@ -104,7 +128,8 @@ def run_ci_script(tmp_path: Path, *, shared: bool, pytest_exit: int) -> tuple[in
         for folder in ("data/panda_gaz2019", "data/dvrk_wpi", "rosdistro/rosdep"):
             (tmp_path / "shared" / folder).mkdir(parents=True)
     actions = {stubs / "python3": VENV_ACTION.format(venv_bin=venv_bin), stubs / "chromium": "",
-               venv_bin / "pip": "", venv_bin / "python": f'[ "$1 $2" = "-m pytest" ] && exit {pytest_exit}; exit 0'}
+               stubs / "git": 'mkdir -p "${@: -1}"', venv_bin / "pip": "",
+               venv_bin / "python": PYTEST_ACTION.format(record=record, code=pytest_exit)}
     for path, action in actions.items():
         path.parent.mkdir(exist_ok=True)
         path.write_text(STUB.format(name=path.name, log=log, action=action))
@@ -123,22 +148,46 @@ def readme_test_command() -> list[list[str]]:
     return [shlex.split(part) for part in line.split("&&")]
 
 
+def variables(call: tuple[str, str, str]) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in call[2].split(" "))
+
+
 def test_ci_script_runs_the_readme_test_command_with_ci_set_and_the_data_beside_the_repository(tmp_path):
     code, calls = run_ci_script(tmp_path, shared=True, pytest_exit=0)
     assert code == 0
-    readme = readme_test_command()  # the quick start's tests (the corpus is not in CI yet: README)
-    assert [[name, *shlex.split(args)] for name, args, _ in calls[-len(readme):]] == readme
-    environment = dict(item.split("=", 1) for item in calls[-1][2].split(" "))
+    readme = readme_test_command()
+    commands = [[name, *shlex.split(args)] for name, args, _ in calls]
+    start = next(i for i in range(len(commands)) if commands[i:i + len(readme)] == readme)
+    pytest_calls = [call for call in calls[start + len(readme) - 1:] if call[1].startswith("-m pytest")]
     shared = (tmp_path / "shared").resolve()
-    assert environment == {"CI": "true", "PANDA": str(shared / "data/panda_gaz2019"), "NOCACHE": "1",
-                           "DVRK": str(shared / "data/dvrk_wpi"), "ROSDISTRO": str(shared / "rosdistro")}
+    assert variables(pytest_calls[0]) == {
+        "CI": "true", "PANDA": str(shared / "data/panda_gaz2019"), "NOCACHE": "1",
+        "DVRK": str(shared / "data/dvrk_wpi"), "ROSDISTRO": str(shared / "rosdistro"), "BLAS": "", "PWD": "repo"}
     assert calls[0][:2] == ("python3", "-m venv .ci-venv")  # a fresh venv first
+    # then the corpus, and the numerical rooms with the BLAS kernel some machines choose
+    assert [call[1] for call in pytest_calls[1:]] == [
+        "-m pytest -m corpus", "-m pytest test/dynamics test/estimation test/excitation test/identification"]
+    assert variables(pytest_calls[2])["BLAS"] == "Haswell" and variables(pytest_calls[2])["CI"] == "true"
+
+
+def test_ci_script_runs_what_read_the_shared_folder_on_a_clone_without_it(tmp_path):
+    """The last pass: a clone (no shared folder beside it), CI and the data variables unset, the recorded tests."""
+    code, calls = run_ci_script(tmp_path, shared=True, pytest_exit=0, record="test/x.py::test_reads_panda")
+    assert code == 0
+    git, last = calls[-2], calls[-1]
+    assert git[0] == "git" and git[1].startswith("clone -q . ")
+    name, args, _ = last
+    assert name == "python" and "--skips-need-reasons" in args and "-m corpus or not corpus" in args
+    assert variables(last) == {"CI": "", "PANDA": "", "DVRK": "", "ROSDISTRO": "", "NOCACHE": "1", "BLAS": "",
+                               "PWD": "dynid_ros"}
+    listed = Path(shlex.split(args)[-1].removeprefix("@")).read_text().splitlines()
+    assert listed == ["test/x.py::test_reads_panda"]
 
 
 def test_ci_script_fails_when_the_tests_fail_and_runs_without_the_shared_folder(tmp_path):
     code, calls = run_ci_script(tmp_path, shared=False, pytest_exit=1)
     assert code == 1 and calls[-1][:2] == ("python", "-m pytest")
-    assert calls[-1][2] == "CI=true PANDA= DVRK= ROSDISTRO= NOCACHE=1"
+    assert calls[-1][2] == "CI=true PANDA= DVRK= ROSDISTRO= NOCACHE=1 BLAS= PWD=repo"
     assert "-rs" in (ROOT / "setup.cfg").read_text()  # skips are listed with their reason
 
 

@@ -11,6 +11,12 @@ A skipped test (or a module skipped at import) is reported as a failure, except
   * the tests against the real ros2_control stack while ``DYNID_ROS2_CONTROL`` is unset and the venv has no
     ``ros2_control_env.sh`` (a clone without the ros2_control folder beside it), and
   * the URDF-zoo tests while ``DYNID_URDF_ZOO`` is unset (a clone without the zoo beside it).
+
+A clone without the shared folder beside it (``.ci/run``'s last pass, as a user's: ``CI`` and the ``DYNID_*`` data
+variables unset) must skip exactly what needs the shared folder, saying why. The full run records which tests read
+a shared data set (:mod:`support.shared_dirs`, into the file ``DYNID_SHARED_USERS`` names); the clone's pass runs
+those tests with ``--skips-need-reasons``: each must then pass or skip with the reason naming its unset variable
+(any other skip, or a reason-less one, is a failure).
 """
 
 from __future__ import annotations
@@ -19,12 +25,25 @@ import os
 
 import pytest
 
+SKIPS_NEED_REASONS = "--skips-need-reasons"
+"""pytest option: a skip not explained by an unset data variable fails, with or without ``CI``."""
+
 HARDWARE_TESTS: tuple[str, ...] = ()
 """Node ids (``test/test_x.py::test_name``) allowed to skip in CI because they need real hardware."""
 
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(SKIPS_NEED_REASONS, action="store_true",
+                     help="fail a skip unless its reason names an unset data variable (a clone without the shared "
+                          "folder)")
+
+
+def _strict(config: pytest.Config) -> bool:
+    return in_ci() or bool(config.getoption(SKIPS_NEED_REASONS, default=False))
 
 
 def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
@@ -43,16 +62,19 @@ def allowed_skip(item: pytest.Item, reason: str) -> bool:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
     report = yield
-    if in_ci() and report.skipped and not hasattr(report, "wasxfail") and not allowed_skip(item, _reason(report)):
+    if _strict(item.config) and report.skipped and not hasattr(report, "wasxfail") and not allowed_skip(
+            item, _reason(report)):
         report.outcome = "failed"
-        report.longrepr = f"unexpected skip in CI (only listed hardware tests may skip): {_reason(report)}"
+        where = "in CI" if in_ci() else f"with {SKIPS_NEED_REASONS}"
+        report.longrepr = (f"unexpected skip {where} (only listed hardware tests and tests of an unset data variable "
+                           f"may skip): {_reason(report)}")
     return report
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> pytest.CollectReport:
     report = yield
-    if in_ci() and report.skipped:  # a whole module skipped at import
+    if _strict(collector.config) and report.skipped:  # a whole module skipped at import
         report.outcome = "failed"
         report.longrepr = f"unexpected skip of {collector.nodeid} in CI: {_reason(report)}"
     return report

@@ -7,8 +7,9 @@ directory without the data, they fail.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from support.shared_dirs import shared_dir
 
 ENV = "DYNID_DVRK_DATA"
 UNSET_REASON = f"{ENV} is not set (directory of the dVRK runs of Wang et al. 2019: mtm/, psm/)"
@@ -16,12 +17,5 @@ UNSET_REASON = f"{ENV} is not set (directory of the dVRK runs of Wang et al. 201
 
 def dvrk_file(robot: str, name: str) -> Path:
     """``<DYNID_DVRK_DATA>/<robot>/<name>``; skips the calling test when the variable is unset."""
-    value = os.environ.get(ENV, "")
-    if not value:
-        import pytest
-
-        pytest.skip(UNSET_REASON)
-    path = Path(value).expanduser() / robot / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{ENV}={value}: no {robot}/{name} there (not the dVRK data directory)")
-    return path
+    return shared_dir(ENV, unset_reason=UNSET_REASON, marker=f"{robot}/{name}",
+                      what="the dVRK data directory") / robot / name
