@@ -63,6 +63,7 @@ setup(
         "fleet": ["dask[distributed]"],
         "test": [
             "pytest",
+            "pytest-xdist",  # .ci/run: the corpus on both cores (python -m pytest -m corpus -n 2)
             "dask[distributed]",
             "ruff",
             "cmeel-urdfdom",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dynid_ros.dynamics.base_parameters import BaseParameters
+from dynid_ros.estimation.method import Method
 from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.robot.model import RobotModel
@@ -72,6 +73,15 @@ class IdentificationResult:
     """The estimate and plain least squares cross-validated on the same window and processing, and the link masses
     OLS gives (:meth:`dynid_ros.identification.least_squares_comparison.LeastSquaresComparison.to_dict`); None where
     not compared."""
+
+    @property
+    def link_masses_determined(self) -> bool:
+        """Whether each link's parameters (its mass among them) are determined: by the data where they determine
+        them, by the prior (the description's values) where they do not (FBPE, PBPR with ``prior: nominal``).
+        Without a prior (OLS, WLS, BPFC, ``--prior none``) the data determine the base parameters only, combinations
+        of the link parameters: the link parameters written are one set among many that give the same joint
+        torques (``report.json`` ``link_masses_determined``; a note says so)."""
+        return self.options.prior == "nominal" and self.options.method in (Method.FBPE, Method.PBPR)
 
     def link_masses(self) -> dict[str, float]:
         """Identified mass of each body [kg]: what the parameter vector holds, the link with the parts rigidly

@@ -29,7 +29,7 @@ from dynid_ros.dynamics.base_parameters import BaseParameters, compute_base_para
 from dynid_ros.dynamics.bounds import Bounds
 from dynid_ros.dynamics.feasibility import SolverStatus
 from dynid_ros.dynamics.regressor import regressor_chunks, torques
-from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError
+from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError, ModelError
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
 from dynid_ros.estimation.estimators import relative_std
@@ -124,6 +124,41 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
                               processing=processing)
 
 
+NO_MASS_KG = 1e-6
+"""A moving link's mass at or below this (a milligram) is the description's "no data" (no ``<inertial>``, ``mass
+value="0"``, ``1e-08``), not a mass any link of a robot arm has."""
+
+
+def check_description_masses(model: RobotModel, layout: ParameterLayout, options: IdentificationOptions) -> None:
+    """ModelError (one line) when the method keeps what the data do not determine at the description's values
+    (FBPE, PBPR with the nominal prior) and the description gives a moving link no mass: the data determine only
+    combinations of the link parameters (the base parameters), so such a link would come out massless (with a fit
+    that cannot explain the data) or at a value nothing determined -- a wrong answer, never an output. Methods
+    without a prior (OLS, WLS: the base parameters; BPFC, ``--prior none``) are not concerned."""
+    if options.prior != "nominal" or options.method not in (Method.FBPE, Method.PBPR):
+        return
+    own = nominal_parameters(model, layout) - attached_parameters(model, layout)
+    masses = own[layout.indices("m")]
+    massless = [f"{link} ({mass:.3g} kg)" for link, mass in zip(layout.links, masses) if not mass > NO_MASS_KG]
+    if not massless:
+        return
+    source, method = model.urdf_path or "the robot description", Method(options.method).value
+    raise ModelError(f"{source} gives no mass to the moving link(s) {', '.join(massless)} (no <inertial>, or a "
+                     f"mass of at most {NO_MASS_KG:g} kg): {method} keeps what the data do not determine at "
+                     "the description's values, so they would come out massless; give each moving link its mass "
+                     "and inertia in the URDF (a CAD or data-sheet value), or identify the base parameters alone "
+                     "(--method ols or wls)")
+
+
+def undetermined_masses_note(options: IdentificationOptions, base: BaseParameters) -> str:
+    """What a result without a prior holding the link parameters must say (``link_masses_determined``)."""
+    how = "--prior none" if options.prior != "nominal" else f"--method {Method(options.method).value}"
+    return (f"the link masses, centres of mass and inertias are not determined one by one ({how}: no prior): the "
+            f"data determine {base.n_base} combinations of them (the base parameters), and the link parameters "
+            "written are one set among many that give the same joint torques; for masses near the description's, "
+            "identify with the nominal prior (--method fbpe)")
+
+
 def _chooser(model: RobotModel, options: IdentificationOptions, processing: ProcessingOptions,
              base: BaseParameters | None = None) -> CutoffChooser | None:
     """How ``cutoff_hz: auto`` is chosen on the leading window (:mod:`dynid_ros.identification.cutoff_selection`):
@@ -175,6 +210,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
         warnings += gravity_mismatch_warnings(model, data.q, data.tau)
     position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
     layout = model.layout_for(options.friction, options.armature)
+    check_description_masses(model, layout, options)
     processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
     record = choice.to_dict() if choice is not None else data.cutoff_choice
     if record is not None and record.get("rule") == "auto":
@@ -252,6 +288,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     result.excitation = excitation_quality(model, w_b, data.q, data.dq)
     grazed = estimate.polish is None or estimate.polish["margin_only"]  # a hair under the safety margin: report.json
     result.notes = list(data.notes) + ([] if grazed else [estimate.polish["message"]])
+    if not result.link_masses_determined:
+        result.notes.append(undetermined_masses_note(options, base))
     result.solver_polish = estimate.polish
     result.prior_std = fitted.prior.std if options.prior == "nominal" else None
     result.unmodelled_load = load_report

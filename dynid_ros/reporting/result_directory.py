@@ -117,6 +117,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "n_samples": result.n_samples,
         "joints": list(result.layout.joints),
         "link_masses": dict(zip(result.layout.links, masses)),
+        "link_masses_determined": result.link_masses_determined,
         "total_mass": float(sum(masses)),
         "mass_definitions": MASS_DEFINITIONS,
         "link_bodies": result.link_bodies(),

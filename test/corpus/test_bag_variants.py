@@ -15,11 +15,9 @@ import pytest
 import yaml
 
 from dynid_ros.data.bag_io import JOINT_STATE_TYPE, read_joint_states
-from dynid_ros.robot.model import load_model
 
 from support.raw_bags import TYPES, joint_state, write_raw
-from support.robots import UR5_ERD, example_robot_urdf
-from support.user_runs import PERIOD, assert_sane, dynid, refusal, user_path
+from support.user_runs import PERIOD, assert_sane, dynid, refusal
 
 pytestmark = pytest.mark.corpus
 
@@ -28,14 +26,9 @@ Message = tuple[int, bytes]
 
 
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory) -> dict:
-    """The UR5 through the whole path; its bag is the source of every variant."""
-    work = tmp_path_factory.mktemp("ur5")
-    urdf = example_robot_urdf(UR5_ERD)
-    runs = user_path(urdf, work)
-    assert all(run.code == 0 for run in runs.values()), [str(r) for r in runs.values() if r.code]
-    series = read_joint_states(work / "bag")
-    return {"work": work, "urdf": urdf, "series": series, "joints": load_model(urdf=urdf, quiet=True).joints}
+def clean(ur5_run) -> dict:
+    """The UR5 through the whole path (:func:`ur5_run`); its bag is the source of every variant."""
+    return {**ur5_run, "series": read_joint_states(ur5_run["work"] / "bag")}
 
 
 def messages(series, *, stamps_ns: np.ndarray | None = None, joints: slice = slice(None), velocity: bool = True,

@@ -11,6 +11,7 @@ through. Run by ``.ci/run`` (``pytest -m corpus``), not by the default suite.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from dynid_ros.robot.model import load_model
 
 from support.robots import example_robot_urdf
 from support.urdf_zoo import ROBOT_NAMES, zoo_robots
-from support.user_runs import assert_sane, first_refusal, user_path
+from support.user_runs import assert_sane, first_refusal, read_back, user_path
 
 pytestmark = pytest.mark.corpus
 
@@ -55,6 +56,15 @@ REFUSED: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
 }
 """Robots that end in a one-line refusal: ``{robot: (command, alternatives)}``, the line holding every word of one of
 the alternatives; each says why."""
+
+MESHES_NOT_SHIPPED = {
+    "zoo_doosan_m1013": "package://dsr_description2/meshes/m1013_white/MF1013_0_0.dae",
+    "zoo_jaco2_j2n6s300": "package://kinova_description/meshes/base.dae",
+}
+"""Zoo robots whose collision geometry is not in the zoo (Doosan publishes no ``<collision>`` and its visual meshes
+were dropped; Kinova's collision set, 6.1 MB, was not copied): on such a machine ``excite`` refuses in one line naming
+the first mesh and the way out, and the user who takes it (``collision: {self: false, environment: []}``) goes
+through every command."""
 
 
 def test_the_zoo_robots_are_the_manifests():
@@ -93,6 +103,15 @@ def test_a_robot_as_published_goes_through_every_command(robot, tmp_path):
         assert_sane(tmp_path, load_model(urdf=urdf, xacro_args=xacro_args or None, quiet=True).joints)
         return
     command, line = refused
+    if robot in MESHES_NOT_SHIPPED and command == "excite":
+        for words in (str(urdf), MESHES_NOT_SHIPPED[robot], "not found", "--package-dir",
+                      "collision: {self: false, environment: []}"):
+            assert words in line, line
+        runs = user_path(urdf, tmp_path / "unchecked", xacro_args=xacro_args,
+                         collision={"self": False, "environment": []})
+        assert first_refusal(runs) is None, [str(r) for r in runs.values() if r.code]
+        assert_sane(tmp_path / "unchecked", load_model(urdf=urdf, xacro_args=xacro_args or None, quiet=True).joints)
+        return
     if expected is None and command == "excite" and any(all(w in line for w in words) for words in EXCITATION_FINDINGS):
         pytest.xfail(f"open: {robot}: {line}")
     assert expected is not None and expected[0] == command, f"{robot}: unexpected refusal by {command}: {line}"
@@ -133,13 +152,14 @@ def with_inertials(text: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-@pytest.mark.parametrize("robot", with_findings(list(WITHOUT_INERTIALS), dict.fromkeys(
-    WITHOUT_INERTIALS, "open: from a description without inertials the identified masses collapse to 1e-7-1e-2 kg "
-    "(the truth's links weigh 2-15 kg): nothing holds them where the data do not determine them")))
-def test_a_description_without_inertials_is_identified_from_the_robots_data(robot, tmp_path):
+@pytest.mark.parametrize("robot", WITHOUT_INERTIALS)
+def test_a_description_without_inertials_is_refused_in_one_line_and_its_base_parameters_identified(robot, tmp_path):
     """The data come from the robot (a truth with masses: :func:`with_inertials`, simulated); ``dynid identify``
-    gets the vendor's file, which has none: a sane result, or one line."""
-    from support.user_runs import PERIOD, dynid, refusal
+    gets the vendor's file, which has none: the default method (FBPE) would keep the links massless where the data
+    do not determine them, so it refuses in one line naming the file and the links; the base parameters alone
+    (``--method ols``, what the line suggests) fit the data, and the result says its link masses are not
+    determined."""
+    from support.user_runs import PERIOD, assert_refused, dynid, refusal
 
     vendor = zoo_robots()[robot].urdf
     truth_urdf = tmp_path / "robot_with_masses.urdf"
@@ -149,10 +169,15 @@ def test_a_description_without_inertials_is_identified_from_the_robots_data(robo
     assert first_refusal(runs) is None, [str(r) for r in runs.values() if r.code]
     work = tmp_path / "truth_run"
     out = tmp_path / "result"
-    run = dynid("identify", "--urdf", vendor, "--bag", work / "bag", "--end", PERIOD, "--out", out)  # no config:
+    identify = ("identify", "--urdf", vendor, "--bag", work / "bag", "--end", PERIOD, "--out", out)  # no config:
     # the truth's derived one would bound the total mass by the truth's
-    if refusal(run) is not None:
-        return
+    joints = load_model(urdf=vendor, quiet=True).joints
+    assert_refused(dynid(*identify), str(vendor), "gives no mass to the moving link(s)", *joints[:1], "--method ols")
+    assert not out.exists()
+    assert refusal(dynid(*identify, "--method", "ols")) is None
     assert dynid("validate", "--result", out, "--bag", work / "bag", "--start", PERIOD, "--report",
                  tmp_path / "validation.json").code == 0
-    assert_sane(tmp_path, load_model(urdf=vendor, quiet=True).joints, truth=work / "truth")
+    back = read_back(out, joints)
+    assert not back.report["link_masses_determined"]
+    assert any("not determined one by one" in note for note in back.report["notes"])
+    assert json.loads((tmp_path / "validation.json").read_text())["relative_error"] < 0.05

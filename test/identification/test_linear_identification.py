@@ -5,6 +5,8 @@ kept at the prior, a payload and a spring the URDF lacks, bad input."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -15,8 +17,9 @@ from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.feasibility import is_feasible
 from dynid_ros.dynamics.regressor import regressor, torques
-from dynid_ros.errors import ConfigError, DataError, IdentifiabilityError
+from dynid_ros.errors import ConfigError, DataError, IdentifiabilityError, ModelError
 from dynid_ros.identification.linear_identification import (
+    check_description_masses,
     fit_rows,
     identify_linear,
     identify_processed,
@@ -30,6 +33,7 @@ from dynid_ros.robot.model import load_model
 
 from support.arm_runs import RICH, arm_run
 from support.paths import REPO
+from support.robots import UR5_ERD, example_robot_urdf
 
 PAYLOAD = """  <link name="payload"><inertial><origin xyz="0 0 0"/><mass value="1.0"/>
     <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
@@ -290,3 +294,31 @@ def test_continuous_joints_are_unwrapped_before_filtering(tmp_path):
                    ProcessingOptions(velocity_source="differentiate"))
     np.testing.assert_allclose(data.dq[:, 6], 2.0, atol=1e-3)  # a wrap filtered would be off by radians
     np.testing.assert_allclose(data.q[:, 6], 3.0 + 2.0 * (data.t - 10.0) - 2 * np.pi * (q[0, 6] < 0), atol=1e-4)
+
+
+@pytest.mark.parametrize("edit, links", [
+    (lambda text: re.sub(r"<inertial>.*?</inertial>", "", text, flags=re.S), 6),  # no <inertial> at all
+    (lambda text: re.sub(r'(<link name="upper_arm_link">.*?<mass value=")[^"]*', r"\g<1>0", text, flags=re.S), 1),
+    (lambda text: re.sub(r'(<link name="wrist_[123]_link">.*?<mass value=")[^"]*', r"\g<1>1e-08", text,
+                         flags=re.S), 3),
+], ids=["no_inertials", "zero_mass", "tiny_masses"])
+def test_a_description_without_a_moving_links_mass_is_refused_by_the_methods_that_keep_its_values(edit, links):
+    """FBPE and PBPR keep what the data do not determine at the description's values: a massless moving link
+    (no ``<inertial>``, 0 or 1e-8 kg) would stay massless. One line naming the file and each link; the methods
+    without a prior go on."""
+    text = edit(example_robot_urdf(UR5_ERD).read_text())
+    model = load_model(urdf_text=text, quiet=True)
+    for method in ("fbpe", "pbpr"):
+        options = IdentificationOptions(method=method)
+        layout = model.layout_for(options.friction, options.armature)
+        with pytest.raises(ModelError) as err:
+            check_description_masses(model, layout, options)
+        line = str(err.value)
+        assert "\n" not in line and "gives no mass to the moving link(s)" in line and method in line, line
+        assert line.count("_link (") == links and "--method ols or wls" in line, line
+    for options in (IdentificationOptions(method="ols"), IdentificationOptions(method="wls"),
+                    IdentificationOptions(method="bpfc"), IdentificationOptions(prior="none")):
+        check_description_masses(model, model.layout_for(options.friction, options.armature), options)
+    complete = load_model(urdf=example_robot_urdf(UR5_ERD), quiet=True)
+    options = IdentificationOptions()
+    check_description_masses(complete, complete.layout_for(options.friction, options.armature), options)

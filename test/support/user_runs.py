@@ -129,12 +129,14 @@ def truth_masses(truth_dir: Path) -> dict[str, float]:
 
 
 def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...] = (), seed: int = 0,
-              budget_s: float = EXCITATION_BUDGET_S, package_dirs: tuple[Path, ...] = ()) -> dict[str, CliRun]:
+              budget_s: float = EXCITATION_BUDGET_S, package_dirs: tuple[Path, ...] = (),
+              collision: dict | None = None) -> dict[str, CliRun]:
     """What a user does with a robot description: ``info``, ``excite`` (:data:`EXCITATION_ITERATIONS`, capped by
     ``budget_s``), ``simulate`` (the truth derived
     from the URDF, two periods, ``truth/``), ``identify`` (first period, ``result/``), ``validate`` (second period,
     ``validation.json``), all in ``work``; the runs by command, up to the first that does not exit 0. ``package_dirs``:
-    ``--package-dir`` of the commands that read the collision geometry (excite, simulate)."""
+    ``--package-dir`` of the commands that read the collision geometry (excite, simulate); ``collision``: the config's
+    ``collision:`` section (default: none, the derived checks)."""
     work.mkdir(parents=True, exist_ok=True)
     description = ["--urdf", urdf, *(a for value in xacro_args for a in ("--xacro-arg", value))]
     packages = [a for directory in package_dirs for a in ("--package-dir", directory)]
@@ -146,6 +148,8 @@ def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...]
     config["excitation"]["n_starts"] = EXCITATION_STARTS
     config["excitation"]["max_iterations"] = EXCITATION_ITERATIONS
     config["excitation"]["max_condition_number"] = EXCITATION_MAX_CONDITION
+    if collision is not None:
+        config["collision"] = collision
     config_file = work / "config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     for command, argv in (
