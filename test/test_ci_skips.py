@@ -166,7 +166,8 @@ def test_ci_script_runs_the_readme_test_command_with_ci_set_and_the_data_beside_
     assert calls[0][:2] == ("python3", "-m venv .ci-venv")  # a fresh venv first
     # then the corpus, and the numerical rooms with the BLAS kernel some machines choose
     assert [call[1] for call in pytest_calls[1:]] == [
-        "-m pytest -m corpus -n 2 --durations=20", "-m pytest test/dynamics test/estimation test/excitation test/identification"]
+        "-m pytest -m corpus -n 2 --durations=20",
+        "-m pytest test/dynamics test/estimation test/excitation test/identification"]
     assert variables(pytest_calls[2])["BLAS"] == "Haswell" and variables(pytest_calls[2])["CI"] == "true"
 
 
