@@ -146,8 +146,7 @@ def check_description_masses(model: RobotModel, layout: ParameterLayout, options
     raise ModelError(f"{source} gives no mass to the moving link(s) {', '.join(massless)} (no <inertial>, or a "
                      f"mass of at most {NO_MASS_KG:g} kg): {method} keeps what the data do not determine at "
                      "the description's values, so they would come out massless; give each moving link its mass "
-                     "and inertia in the URDF (a CAD or data-sheet value), or identify the base parameters alone "
-                     "(--method ols or wls)")
+                     "and inertia in the URDF (a CAD or data-sheet value)")
 
 
 def undetermined_masses_note(options: IdentificationOptions, base: BaseParameters) -> str:

@@ -11,7 +11,6 @@ through. Run by ``.ci/run`` (``pytest -m corpus``), not by the default suite.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from dynid_ros.robot.model import load_model
 
 from support.robots import example_robot_urdf
 from support.urdf_zoo import ROBOT_NAMES, zoo_robots
-from support.user_runs import assert_sane, first_refusal, read_back, user_path, xfail_excitation_finding
+from support.user_runs import assert_sane, first_refusal, user_path, xfail_excitation_finding
 
 pytestmark = pytest.mark.corpus
 
@@ -149,13 +148,13 @@ def with_inertials(text: str) -> str:
 
 
 @pytest.mark.parametrize("robot", WITHOUT_INERTIALS)
-def test_a_description_without_inertials_is_refused_in_one_line_and_its_base_parameters_identified(robot, tmp_path):
+def test_a_description_without_inertials_is_refused_in_one_line(robot, tmp_path):
     """The data come from the robot (a truth with masses: :func:`with_inertials`, simulated); ``dynid identify``
     gets the vendor's file, which has none: the default method (FBPE) would keep the links massless where the data
-    do not determine them, so it refuses in one line naming the file and the links; the base parameters alone
-    (``--method ols``, what the line suggests) fit the data, and the result says its link masses are not
-    determined."""
-    from support.user_runs import PERIOD, assert_refused, dynid, refusal
+    do not determine them, so it refuses in one line naming the file and the links. (Measured on the ABB IRB 2400's
+    data: ``--method ols`` refuses in one line, a negative mass; ``--method bpfc`` fits its own window at 36 % where
+    least squares fits ~1 %: left open.)"""
+    from support.user_runs import PERIOD, assert_refused, dynid
 
     vendor = zoo_robots()[robot].urdf
     truth_urdf = tmp_path / "robot_with_masses.urdf"
@@ -167,16 +166,7 @@ def test_a_description_without_inertials_is_refused_in_one_line_and_its_base_par
     out = tmp_path / "result"
     identify = ("identify", "--urdf", vendor, "--bag", work / "bag", "--end", PERIOD, "--out", out)  # no config:
     # the truth's derived one would bound the total mass by the truth's
-    joints = load_model(urdf=vendor, quiet=True).joints
-    assert_refused(dynid(*identify), str(vendor), "gives no mass to the moving link(s)", *joints[:1], "--method ols")
+    first_link = load_model(urdf=vendor, quiet=True).layout_for(("viscous",), False).links[0]
+    assert_refused(dynid(*identify), str(vendor), "gives no mass to the moving link(s)", f"{first_link} (0 kg)",
+                   "give each moving link its mass")
     assert not out.exists()
-    ols = dynid(*identify, "--method", "ols")
-    if refusal(ols) is not None:  # least squares on the corpus's short excitation may leave a base parameter
-        assert_refused(ols, "the regressor is rank deficient", "not identifiable from this data")  # unexcited
-        return
-    assert dynid("validate", "--result", out, "--bag", work / "bag", "--start", PERIOD, "--report",
-                 tmp_path / "validation.json").code == 0
-    back = read_back(out, joints)
-    assert not back.report["link_masses_determined"]
-    assert any("not determined one by one" in note for note in back.report["notes"])
-    assert json.loads((tmp_path / "validation.json").read_text())["relative_error"] < 0.05
