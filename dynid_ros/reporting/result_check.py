@@ -10,7 +10,8 @@ An identification exits 0 only when
   least-squares fit of the same model on the window, within the noise (an F-test at :data:`SIGNIFICANCE` on the
   residual sums of squares, its degrees of freedom divided by the integrated autocorrelation time of the best
   fit's residual: correlated noise carries fewer independent samples), so the nominal model, no worse, is right
-  already; the check says so;
+  already; the check says so; a nominal description that explains nothing (no better than no torque: one without
+  masses) is no yardstick: the fit must then be as good as least squares, by the same F-test;
 - ``dynid validate``'s own computation, from the files as written (``parameters.yaml``, ``identified.urdf``: the
   model, the parameter vector, the sigmoid friction, the position-dependent torques) on the identification's own
   processed samples, gives the number ``identify`` reports (to :data:`AGREEMENT`, relative).
@@ -124,7 +125,8 @@ def _check_against_nominal(result: IdentificationResult, check: ResultCheck) -> 
     if not result.relative_error < 1.0:  # zero torque scores 1: whatever the nominal model does, this explains nothing
         check.problems.append(f"it fits its own window with {100 * result.relative_error:.4g} % error, no better "
                               "than predicting no torque at all (100 %)")
-    if result.relative_error < error_nominal:
+    vacuous = not error_nominal < 1.0  # a description without masses explains nothing: nothing to beat
+    if result.relative_error < error_nominal and not vacuous:
         return
     w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
     tau = np.asarray(fit.tau, dtype=float).reshape(-1)
@@ -138,7 +140,21 @@ def _check_against_nominal(result: IdentificationResult, check: ResultCheck) -> 
     # error, whose long correlation would excuse any miss
     inflation = residual_inflation((tau - w_b @ beta).reshape(np.shape(fit.tau)[0], -1))
     excess = (result.relative_error**2 * energy - rss_floor) / n_base / max(rss_floor / (rows - n_base), 1e-300)
-    if excess <= inflation * scipy.stats.f.ppf(SIGNIFICANCE, n_base, max(rows / inflation - n_base, 1.0)):
+    within_noise = excess <= inflation * scipy.stats.f.ppf(SIGNIFICANCE, n_base, max(rows / inflation - n_base, 1.0))
+    if vacuous:
+        if within_noise:
+            check.explanations.append(
+                f"the nominal model explains nothing of the window ({100 * error_nominal:.4g} %): the fit "
+                f"({100 * result.relative_error:.4g} %) is compared with the best least-squares fit of the model "
+                f"({100 * check.least_squares_relative_error:.4g} %) instead, and is as good within the noise (F-test, "
+                f"{100 * SIGNIFICANCE:g} %)")
+        else:
+            check.problems.append(
+                f"it fits its own window with {100 * result.relative_error:.4g} % error where the data allow "
+                f"{100 * check.least_squares_relative_error:.4g} % (least squares), and the nominal model explains "
+                f"nothing to compare with ({100 * error_nominal:.4g} %)")
+        return
+    if within_noise:
         check.explanations.append(
             f"the fit ({100 * result.relative_error:.4g} %) is no better than the nominal model "
             f"({100 * error_nominal:.4g} %) on its window, and none could be: it is as good as the best least-squares "

@@ -79,6 +79,27 @@ def test_the_nominal_model_that_is_right_passes_and_says_why(arm, tmp_path):
     assert check["least_squares_relative_error"] <= check["relative_error"]
 
 
+def test_against_a_nominal_model_that_explains_nothing_the_fit_must_match_least_squares(arm, tmp_path):
+    """A description without masses predicts no torque (100 %): beating it proves nothing. Least squares itself
+    passes, saying so; a fit far from it (the estimate halved) fails, naming what the data allow."""
+    urdf, rubbing, _ = arm
+    result = identified(urdf, rubbing, method="ols")
+    massless = dataclasses.replace(result, nominal=0.0 * result.nominal)
+    out = tmp_path / "result"
+    write_result(massless, out, check=check_result)
+    check = yaml.safe_load((out / "report.json").read_text())["sanity_check"]
+    assert check["passed"] and "explains nothing" in check["explanations"][0], check
+    fit = result.fit
+    half = 0.5 * result.delta
+    predicted = torques(result.model, result.layout, half, fit.q, fit.dq, fit.ddq)
+    error, per_joint = relative_error(fit.tau, predicted)
+    poor = dataclasses.replace(massless, delta=half, beta=result.base.K @ half, relative_error=error,
+                               relative_error_per_joint=per_joint, fit=dataclasses.replace(fit, tau_hat=predicted))
+    with pytest.raises(ResultCheckError, match="where the data allow .* explains nothing to compare with"):
+        write_result(poor, tmp_path / "poor", check=check_result)
+    assert not (tmp_path / "poor").exists()
+
+
 def test_a_mass_that_is_not_positive_fails(arm, tmp_path):
     urdf, rubbing, _ = arm
     result = identified(urdf, rubbing)
