@@ -7,8 +7,16 @@ residual as a function of the position, so the term spans what the flag detected
 ``sin(k q), cos(k q)``: a spring is linear in the angle and a cable or a counterbalance smooth over a joint's
 motion, which rarely spans a full turn; a Fourier series in ``q`` needs a full turn to be well conditioned and its
 first harmonic is exactly what the gravity columns of the joint already hold. Why Legendre: ``P_k`` (k >= 1) has
-zero mean over the range, so the term does not compete with the constant, which is already the offset-friction
-column; and ``|P_k| <= 1`` on the range, so each ``c_k`` is a torque [N m] at the motion's ends.
+zero mean over the range and ``|P_k| <= 1`` on it, so each ``c_k`` is a torque [N m] at the motion's ends.
+The series also carries its own constant ``c_0 P_0`` (:attr:`PositionSeries.constant`): a spring ``k (q - q_0)``
+whose rest angle lies away from the motion's centre adds a constant torque ``k (centre - q_0)`` as large as its
+swing, and a cable or counterbalance one as large as its weight. Left to the offset-friction column, that constant
+is judged by the offset's prior (a share of the joint's RMS torque, which the evidence narrows when the robot's
+friction is small, :mod:`dynid_ros.estimation.hyperparameters`); the fit then explains it, and the spring's swing
+with it, by the link's gravity columns (measured on a 3-link arm with an 8 N m/rad spring on the shoulder: the
+link's mass at 4x its CAD value and the term at 0.67 N m of its 7.4 N m). With the constant the term's own, the
+offset keeps its prior and the two share the constant by their prior variances (both Gaussian: a well-posed MAP).
+A term read from an older result has no constant (``constant`` absent: False).
 
 The columns act on joint ``j``'s rows only (block-structured like friction). The term still competes with the
 gravity columns (they contain sin/cos of ``q_j``), so it gets a zero-mean Gaussian prior: each ``c_k`` with standard
@@ -60,19 +68,28 @@ class PositionSeries:
     center: float
     half_range: float
     order: int = POSITION_ORDER
+    constant: bool = False
+    """Whether the series carries its own constant ``P_0`` (module docstring; every term identified now does)."""
 
     @classmethod
     def over(cls, joint: str, index: int, q: np.ndarray, order: int = POSITION_ORDER) -> PositionSeries:
-        """The series of ``joint`` scaled to the range of its positions ``q`` (the identification motion)."""
+        """The series of ``joint`` (with its constant) scaled to the range of its positions ``q`` (the
+        identification motion)."""
         low, high = float(np.min(q)), float(np.max(q))
         if not high > low:
             raise DataError(f"joint {joint} does not move: no position-dependent torque to identify")
-        return cls(joint, int(index), 0.5 * (low + high), 0.5 * (high - low), int(order))
+        return cls(joint, int(index), 0.5 * (low + high), 0.5 * (high - low), int(order), True)
+
+    @property
+    def columns(self) -> int:
+        """Number of coefficients: ``order``, plus one with the constant."""
+        return self.order + int(self.constant)
 
     def basis(self, q: np.ndarray) -> np.ndarray:
-        """(samples, order) columns ``P_k(x)`` at the joint's positions ``q``."""
+        """(samples, :attr:`columns`) columns ``P_k(x)`` at the joint's positions ``q`` (``k`` from 0 with the
+        constant, else from 1)."""
         x = (np.asarray(q, dtype=float).reshape(-1) - self.center) / self.half_range
-        return legendre.legvander(x, self.order)[:, 1:]
+        return legendre.legvander(x, self.order)[:, 0 if self.constant else 1:]
 
     def torque(self, q: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
         """The term's torque at the joint's positions ``q``."""
@@ -80,7 +97,8 @@ class PositionSeries:
 
     def to_dict(self) -> dict:
         """The series' basis (Legendre), order, center and half range."""
-        return {"basis": "legendre", "order": self.order, "center": self.center, "half_range": self.half_range}
+        return {"basis": "legendre", "order": self.order, "constant": self.constant, "center": self.center,
+                "half_range": self.half_range}
 
 
 @dataclass
@@ -128,7 +146,7 @@ def profile(w_b: np.ndarray | RowChunks, tau: np.ndarray, q: np.ndarray, terms: 
     keep = np.ones(tau.size, dtype=bool) if rows is None else np.asarray(rows, dtype=bool).reshape(-1)
     w = as_row_chunks(w_b)
     columns = [_masked_basis(t, q, keep, n_dof) for t in terms]
-    cross = [np.zeros((t.order, w.shape[1])) for t in terms]
+    cross = [np.zeros((t.columns, w.shape[1])) for t in terms]
     for first, block in w.chunks():
         for i, t in enumerate(terms):
             local, _ = _joint_rows(first, block.shape[0], n_dof, t.index)
@@ -239,8 +257,8 @@ def terms_from_dict(terms: dict | None, joints: list[str] | tuple[str, ...], whe
         return None
     try:
         series = [PositionSeries(joint, list(joints).index(joint), float(v["center"]), float(v["half_range"]),
-                                 int(v["order"])) for joint, v in terms.items()]
-        coefficients = [np.asarray(v["coefficients"], dtype=float).reshape(t.order)
+                                 int(v["order"]), bool(v.get("constant", False))) for joint, v in terms.items()]
+        coefficients = [np.asarray(v["coefficients"], dtype=float).reshape(t.columns)
                         for t, v in zip(series, terms.values())]
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise DataError(f"{where}: unreadable position_torque entry: {err}") from err

@@ -65,11 +65,12 @@ class LeastSquaresComparison:
 
 
 def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries], base: BaseParameters,
-                               nominal: np.ndarray, attached: np.ndarray, predicted: np.ndarray
-                               ) -> LeastSquaresComparison:
+                               nominal: np.ndarray, attached: np.ndarray, predicted: np.ndarray, *,
+                               held_out: np.ndarray | None = None) -> LeastSquaresComparison:
     """The comparison of the module docstring. ``problem``: the identification's rows and estimator (with its
     weighting, prior, bounds); ``terms``: its position-dependent terms; ``predicted``: its prediction on the window
-    (samples, n_dof)."""
+    (samples, n_dof); ``held_out``: the estimator's cross-validated prediction (samples, n_dof) when already made
+    (the same blocks and fits), else it is made here."""
     n_dof = problem.n_dof
     rows = np.asarray(problem.rows, dtype=bool).reshape(-1)
     raw = np.asarray(problem.raw, dtype=float).reshape(-1, n_dof)
@@ -78,8 +79,11 @@ def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries],
     for k in range(BLOCKS):
         fit = rows & (np.repeat(block, n_dof) != k)
         held = block == k
-        ours[held] = problem.predict(fit, terms)[held]
+        if held_out is None:
+            ours[held] = problem.predict(fit, terms)[held]
         plain[held] = (problem.w_b @ least_squares(problem.w_b, problem.tau, fit)).reshape(-1, n_dof)[held]
+    if held_out is not None:
+        ours = np.asarray(held_out, dtype=float)
     full = least_squares(problem.w_b, problem.tau, rows)
     in_sample = (problem.w_b @ full).reshape(-1, n_dof)
     layout = base.layout

@@ -56,7 +56,7 @@ class IdentificationOptions:
     pbpr: dict = field(default_factory=dict)
     unmodelled_load: bool = True
     """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
-    hyperparameters: str = "stated"
+    hyperparameters: str = "evidence"
     """``hyperparameters:``: FBPE's prior scales per group and noise per joint chosen by the evidence (``evidence``,
     :mod:`dynid_ros.estimation.hyperparameters`) or the stated tolerances and the residual variance (``stated``)."""
     position_torque: str | list[str] = "auto"

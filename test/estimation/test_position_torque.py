@@ -51,14 +51,23 @@ def spring_bag(tmp_path_factory) -> Path:
     return write_joint_states(tmp_path_factory.mktemp("spring") / "bag", spring_series())
 
 
-def test_legendre_series_has_zero_mean_and_unit_bound_over_the_motion() -> None:
+def test_legendre_series_has_its_constant_zero_mean_degrees_and_unit_bound_over_the_motion() -> None:
+    """The identified term carries its own constant (a spring's rest angle away from the motion's centre: the
+    offset column's prior is not a spring's); degrees 1..3 have zero mean; a term of an older result (no
+    ``constant`` key) reads back without it."""
     q = np.linspace(-0.4, 1.2, 2001)
     term = PositionSeries.over("j", 0, q)
     basis = term.basis(q)
-    assert basis.shape == (q.size, 3)
-    np.testing.assert_allclose(basis.mean(axis=0), 0.0, atol=2e-3)  # no competition with the offset column
+    assert term.constant and term.columns == 4 and basis.shape == (q.size, 4)
+    np.testing.assert_allclose(basis[:, 0], 1.0)
+    np.testing.assert_allclose(basis[:, 1:].mean(axis=0), 0.0, atol=2e-3)
     assert np.abs(basis).max() == pytest.approx(1.0)
-    np.testing.assert_allclose(basis[:, 0], (q - 0.4) / 0.8, atol=1e-15)  # P1 = x: a linear spring is one coefficient
+    np.testing.assert_allclose(basis[:, 1], (q - 0.4) / 0.8, atol=1e-15)  # P1 = x: a linear spring is one coefficient
+    assert term.to_dict()["constant"] is True
+    old = {"j": {"basis": "legendre", "order": 3, "center": 0.4, "half_range": 0.8, "coefficients": [1.0, 0.0, 0.0]}}
+    series, coefficients = terms_from_dict(old, ["j"])
+    assert not series[0].constant and series[0].basis(q).shape == (q.size, 3)
+    np.testing.assert_allclose(series[0].torque(q, coefficients[0]), (q - 0.4) / 0.8, atol=1e-15)
 
 
 def test_profiled_rows_give_the_joint_map_estimate_of_base_and_term() -> None:
@@ -77,11 +86,11 @@ def test_profiled_rows_give_the_joint_map_estimate_of_base_and_term() -> None:
     w_t, tau_t = np.asarray(profiled_rows(chunks, q, profiles, rows)), profiled_vector(tau, q, profiles, rows)
     beta = np.linalg.lstsq(w_t[rows], tau_t[rows], rcond=None)[0]
 
-    p = np.zeros((tau.size, 5))
-    p[1::n_dof, :3], p[2::n_dof, 3:] = terms[0].basis(q[:, 1]), terms[1].basis(q[:, 2])
-    ridge = np.sqrt(np.repeat(noise / prior_std**2, [3, 2]))
-    a = np.vstack([np.hstack([w, p])[rows], np.hstack([np.zeros((5, width)), np.diag(ridge)])])
-    joint = np.linalg.lstsq(a, np.concatenate([tau[rows], np.zeros(5)]), rcond=None)[0]
+    p = np.zeros((tau.size, 7))  # with their constants: 4 and 3 columns
+    p[1::n_dof, :4], p[2::n_dof, 4:] = terms[0].basis(q[:, 1]), terms[1].basis(q[:, 2])
+    ridge = np.sqrt(np.repeat(noise / prior_std**2, [4, 3]))
+    a = np.vstack([np.hstack([w, p])[rows], np.hstack([np.zeros((7, width)), np.diag(ridge)])])
+    joint = np.linalg.lstsq(a, np.concatenate([tau[rows], np.zeros(7)]), rcond=None)[0]
     np.testing.assert_allclose(beta, joint[:width], atol=1e-12)
     np.testing.assert_allclose(np.concatenate([pr.coefficients(beta)[0] for pr in profiles]), joint[width:],
                                atol=1e-12)
@@ -107,9 +116,11 @@ def test_streamed_term_equals_the_in_memory_one(spring_bag: Path) -> None:
     whole = identify(read_joint_states(spring_bag), options, urdf=URDF)
     streamed = identify_bag(spring_bag, options, urdf=URDF)
     assert list(whole.position_torque) == list(streamed.position_torque) == ["panda_joint4"]
-    assert relative(whole.beta, streamed.beta) < 1e-9 and relative(whole.delta, streamed.delta) < 1e-9
+    # 1e-7, not 1e-9: the default chooses the hyperparameters by the evidence, whose optimum moves by the round-off
+    # of sums added in another order times the optimizer's stopping rule (measured 1.5e-9 on beta)
+    assert relative(whole.beta, streamed.beta) < 1e-7 and relative(whole.delta, streamed.delta) < 1e-7
     a, b = (np.array(r.position_torque["panda_joint4"]["coefficients"]) for r in (whole, streamed))
-    assert relative(a, b) < 1e-9
+    assert relative(a, b) < 1e-7
     assert streamed.warnings == whole.warnings
     choice = whole.position_torque["panda_joint4"]["cross_validation"]
     assert choice["kept"] and choice["named"] and choice["joint_error_with"] is None
@@ -144,7 +155,7 @@ def test_result_files_carry_the_term_and_validate_applies_it(spring_bag: Path, t
     parameters = yaml.safe_load((out / "parameters.yaml").read_text())
     assert list(report["position_torque"]) == ["panda_joint4"]
     term = parameters["position_torque"]["panda_joint4"]
-    assert term["basis"] == "legendre" and term["order"] == 3 and len(term["std"]) == 3
+    assert term["basis"] == "legendre" and term["order"] == 3 and term["constant"] and len(term["std"]) == 4
     assert report["urdf_omits"]["panda_joint4"]["position_torque_amplitude"] == pytest.approx(term["amplitude"])
     assert "position-dependent torque (spring/cable) was modelled" in (out / "report.md").read_text()
 
