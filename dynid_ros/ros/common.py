@@ -249,6 +249,12 @@ COLLISION_PARAMS = (
 def node_collision(params: dict, model: RobotModel) -> CollisionModel | None:
     """The collision model of ``model`` from the config's ``collision:`` section and the node's ``collision.*``
     parameters (:data:`COLLISION_PARAMS`) that are set."""
+    return load_collision_model(model, node_collision_settings(params))
+
+
+def node_collision_settings(params: dict) -> CollisionSettings:
+    """The config's ``collision:`` section overridden by the node's ``collision.*`` parameters that are set
+    (:data:`COLLISION_PARAMS`), as settings."""
     section = dict(params["_config"].get("collision") or {})
     flag = str(params.get("collision.self", "")).strip().lower()
     if flag:
@@ -265,8 +271,7 @@ def node_collision(params: dict, model: RobotModel) -> CollisionModel | None:
         except yaml.YAMLError as err:
             raise ConfigError(f"parameter collision.environment: not YAML: {str(err).splitlines()[0]}") from err
     dirs = [d for d in params.get("package_dirs") or () if str(d).strip()]
-    settings = CollisionSettings.from_config(section, config_path=params.get("_config_path"), package_dirs=dirs)
-    return load_collision_model(model, settings)
+    return CollisionSettings.from_config(section, config_path=params.get("_config_path"), package_dirs=dirs)
 
 
 def xacro_args(params: dict) -> list[str]:

@@ -23,12 +23,26 @@ Parameters:
         sensor measures the wrench on everything beyond it ('' = no sensor; :mod:`dynid_ros.sim.mujoco_model`).
     wrench_topic (str): where its wrenches go (``/ft_sensor/wrench``, what ``dynid identify-body --wrench-topic``
         reads; record it with the joint states).
+    contacts (bool): MuJoCo gets the robot's collision geometry and its workcell with contacts on (true, the
+        default; the URDF's meshes are then read) and the node reports what the arm touched; false: no geometry.
+        Meshes that cannot be found or read leave the simulation without geometry, with a warning naming the mesh
+        (the physics does not need them; the excitation node's collision check does, and refuses without them).
+    collision.self, collision.srdf, collision.margin, collision.environment, package_dirs: the robot's collision
+        geometry and workcell, the config's ``collision:`` section key by key (as excitation_node checks motions):
+        the pairs MuJoCo collides are exactly the pairs the check keeps apart.
 
 Publishes:
     ``joint_states_topic`` (sensor_msgs/JointState: position, velocity, effort), stamped with the
     simulation time added to the node clock at start, so stamps are exactly uniform.
     ``wrench_topic`` (geometry_msgs/WrenchStamped, only with ``ft_sensor_frame``): the sensor's noise-free wrench
     ``[force; torque]`` in ``ft_sensor_frame`` (its frame_id), with the stamp of the joint state of the same step.
+    ``~/contacts`` (std_msgs/String, transient local, with ``contacts``): JSON of what the arm touched during the
+    motion that just ended (a FollowJointTrajectory goal, or a trajectory on the topic once its end is reached):
+    ``{"motion": goal|topic, "outcome": succeeded|aborted|canceled|preempted|closing|done, "contacts": N,
+    "contact_pairs": [...], "smallest_clearance_m": m or null (more than watch_m), "between": pair, "at_s": s,
+    "kept_m", "margin_m", "watch_m"}`` (:meth:`dynid_ros.sim.contacts.ContactReport.summary`); the same as one
+    log line, a warning when there were contacts. A goal that touched something still ends as the tolerances say,
+    its result's ``error_string`` then names the contacts.
 
 Subscribes:
     ``/<controller_name>/joint_trajectory`` (trajectory_msgs/JointTrajectory), followed like
@@ -65,16 +79,21 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from dynid_ros.data.wrench_io import WRENCH_TOPIC
-from dynid_ros.errors import ConfigError, DynidError
+from dynid_ros.errors import ConfigError, DynidError, ModelError
 from dynid_ros.execution.follow_joint_trajectory import tolerances_from_message
 from dynid_ros.execution.robot_limits import robot_limits
 from dynid_ros.ros.common import (
+    COLLISION_PARAMS,
     ROBOT_DESCRIPTION_PARAMS,
     Param,
     declare_parameters,
+    json_message,
+    latched_qos,
+    node_collision_settings,
     robot_source,
     robot_urdf,
     run,
@@ -100,6 +119,9 @@ PARAMETERS = (
     Param("joint_states_topic", "/joint_states", "sensor_msgs/JointState topic"),
     Param("ft_sensor_frame", "", "URDF frame of a simulated force/torque sensor ('' = none)"),
     Param("wrench_topic", WRENCH_TOPIC, "geometry_msgs/WrenchStamped topic of the force/torque sensor"),
+    Param("contacts", True, "collision geometry and workcell in MuJoCo, contacts on, reported on ~/contacts "
+          "(false: no geometry, meshes not read)"),
+    *COLLISION_PARAMS,
 )
 
 
@@ -136,6 +158,9 @@ class SimNode(Node):
         self._closing = False
         self._state_msg, self._state_due = None, 0.0
         self._controller_state_pub = self._make_state_publisher(controller)
+        self.contacts_pub = None if sim.collision is None else self.create_publisher(String, "~/contacts",
+                                                                                     latched_qos())
+        self._topic_end = None  # end of the trajectory followed from the topic, until its contacts are reported
         self._action_server = self._make_action_server(f"/{controller}/follow_joint_trajectory")
         self._t_wall0 = time.monotonic()
         self._stamp0_ns = self.get_clock().now().nanoseconds
@@ -158,9 +183,24 @@ class SimNode(Node):
         if p["truth"] == "nominal":  # exactly the URDF; the controller's gains are kept
             section = {"controller": section.get("controller")}
         section["timestep"] = 1.0 / p["rate_hz"]
-        return Simulator.from_config(robot_urdf(p, self), section, seed=None if p["seed"] < 0 else p["seed"],
-                                     noise=p["effort_noise"] if p["effort_noise"] >= 0 else None,
-                                     xacro_args=xacro_args(p), ft_sensor_frame=p["ft_sensor_frame"] or None)
+        urdf = robot_urdf(p, self)
+
+        def simulator(collision: object) -> Simulator:
+            return Simulator.from_config(urdf, section, seed=None if p["seed"] < 0 else p["seed"],
+                                         noise=p["effort_noise"] if p["effort_noise"] >= 0 else None,
+                                         xacro_args=xacro_args(p), ft_sensor_frame=p["ft_sensor_frame"] or None,
+                                         collision=collision)
+
+        if not p["contacts"]:
+            return simulator(None)
+        settings = node_collision_settings(p)  # a bad collision.* parameter or config key is an error
+        try:
+            return simulator(settings)
+        except ModelError as err:  # the physics needs no meshes: simulate without geometry, and say so
+            sim = simulator(None)  # raises when the robot itself is the problem
+            self.get_logger().warning(f"no contacts simulated: {err}; give package_dirs, or contacts:=false "
+                                      "to silence this")
+            return sim
 
     def _start_pose(self, robot: object) -> object:
         start, initial = list(self.params["start_positions"]), list(self.params["initial_positions"])
@@ -183,6 +223,24 @@ class SimNode(Node):
             self._publish(self.controller.step())
         if count:
             self._publish_controller_state()
+        if self._topic_end is not None and self.sim.time >= self._topic_end:
+            self._topic_end = None
+            self._report_contacts("topic", "done")
+
+    def _report_contacts(self, motion: str, outcome: str) -> str | None:
+        """Log and publish on ``~/contacts`` what the arm touched since the motion started; the log line (None:
+        contacts off)."""
+        report = self.controller.take_contacts()
+        if report is None:
+            return None
+        line = report.line()
+        if report.contacts:  # rclpy: one severity per call site
+            self.get_logger().warning(f"{motion} motion {outcome}: {line}")
+        else:
+            self.get_logger().info(f"{motion} motion {outcome}: {line}")
+        if self.contacts_pub is not None and not self._closing:
+            self.contacts_pub.publish(json_message({"motion": motion, "outcome": outcome, **report.summary()}))
+        return line
 
     def _stamp(self, sim_time: float) -> object:
         """The header stamp of a simulation time (the node's clock at start plus the simulation time)."""
@@ -252,6 +310,8 @@ class SimNode(Node):
         except DynidError as err:
             self.get_logger().error(f"trajectory ignored: {err}")
             return
+        self.controller.take_contacts()  # what the arm touched is reported per motion, from its start
+        self._topic_end = end
         self.get_logger().info(f"following a trajectory of {len(msg.points)} points ({end - self.sim.time:.2f} s)")
 
     # ------------------------------------------------------------------------------------------
@@ -283,7 +343,12 @@ class SimNode(Node):
             result.error_code, result.error_string = -1, str(err)
             goal_handle.abort()
             return result
-        self._active_goal = goal_handle
+        previous, self._active_goal, self._topic_end = self._active_goal, goal_handle, None
+        # what the arm touched is reported per goal, from its start: until now, the preempted goal's
+        if previous is not None:
+            self._report_contacts("goal", "preempted")
+        else:
+            self.controller.take_contacts()
         supervision = GoalSupervision(self.joints, tolerances_from_message(goal.path_tolerance),
                                       tolerances_from_message(goal.goal_tolerance),
                                       duration_s(goal.goal_time_tolerance), end)
@@ -306,6 +371,10 @@ class SimNode(Node):
         if self._active_goal is goal_handle:
             self._active_goal = None
         result.error_code, result.error_string = verdict.error_code, verdict.error_string
+        contacts = None if verdict.outcome in ("closing", "preempted") else self._report_contacts(
+            "goal", verdict.outcome)
+        if contacts is not None and not contacts.startswith("contacts in MuJoCo: 0;"):
+            result.error_string = "; ".join(filter(None, (verdict.error_string, contacts)))
         if verdict.outcome == "succeeded":
             goal_handle.succeed()
         elif verdict.outcome == "canceled":

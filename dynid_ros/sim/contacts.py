@@ -104,6 +104,11 @@ class ContactMonitor:
         self.report = ContactReport(self.watch_m, self.collision.margin)
         self._touching: set[int] = set()
 
+    def take(self) -> ContactReport:
+        """The report so far; a new one starts now (a pair touching now is not counted again in it)."""
+        report, self.report = self.report, ContactReport(self.watch_m, self.collision.margin)
+        return report
+
     def observe(self, data: object, t: float) -> None:
         """The contacts MuJoCo found for the state at ``t`` (call after ``mj_step``)."""
         n = int(data.ncon)

@@ -182,6 +182,11 @@ class Simulator:
         """The contacts and the smallest clearance since the last ``reset`` (None: contacts off)."""
         return None if self._monitor is None else self._monitor.report
 
+    def take_contacts(self) -> ContactReport | None:
+        """The contacts and the smallest clearance since the last ``reset`` or ``take_contacts``; a new report
+        starts now (a supervisor's report of one motion). None: contacts off."""
+        return None if self._monitor is None else self._monitor.take()
+
     @property
     def mujoco_model(self) -> object:
         """The compiled ``mujoco.MjModel`` (read it; do not change it)."""

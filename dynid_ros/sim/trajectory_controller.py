@@ -34,6 +34,7 @@ from dynid_ros.execution.follow_joint_trajectory import (
 from dynid_ros.execution.robot_limits import CHECK_RATE_HZ, RobotLimits, check_motion, robot_limits
 from dynid_ros.execution.trajectory_reference import TrajectoryReference
 from dynid_ros.robot.model import RobotModel
+from dynid_ros.sim.contacts import ContactReport
 
 MAX_CATCH_UP_STEPS = 200
 """Most steps one call runs; further behind real time, the simulation slows down instead."""
@@ -172,6 +173,12 @@ class SimulatedTrajectoryController:
         now, (q, _, _) = self.measured()
         with self._lock:
             self.reference = TrajectoryReference.hold(self.joints, now, q)
+
+    def take_contacts(self) -> ContactReport | None:
+        """The simulator's contact report since the last call (:meth:`~dynid_ros.sim.Simulator.take_contacts`);
+        None: contacts off."""
+        with self._lock:
+            return self.sim.take_contacts()
 
     def tracking(self) -> tuple[float, object, np.ndarray, np.ndarray] | None:
         """``(time, last sample, q_ref, dq_ref)`` now, or None before the first step."""

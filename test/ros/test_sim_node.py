@@ -17,7 +17,8 @@ from dynid_ros.robot.model import load_model
 from dynid_ros.robot.resources import robot_file
 from dynid_ros.ros.sim_node import PARAMETERS, SimNode
 
-from support.ros_helpers import Latest, params, robot_limits_of, wait_for
+from support.paths import REPO
+from support.ros_helpers import Latest, params, robot_limits_of, status_qos, wait_for
 
 TOPIC = "/joint_trajectory_controller/joint_trajectory"
 
@@ -212,7 +213,8 @@ def test_cancel_stops_the_arm(spinner):
     controller = Controller(spinner)
     q0 = controller.position
     handle = controller.send(controller.goal(q0 + 0.3, 3.0))
-    time.sleep(0.5)
+    # on its way (by the simulation's progress, not the wall clock: a loaded machine slows the simulation down)
+    wait_for(lambda: np.abs(controller.position - q0).max() > 0.006, what="moving")
     cancel = handle.cancel_goal_async()
     wait_for(cancel.done, what="cancel response")
     assert len(cancel.result().goals_canceling) == 1
@@ -261,3 +263,80 @@ def test_ctrl_c_during_a_goal_exits_promptly(spinner, tmp_path):
         process.send_signal(signal.SIGINT)
         process.wait(timeout=5)
     assert process.returncode == 0, log.read_text()
+
+
+HAND_HIGH = [0.0, 0.0, 0.0, -1.5, 0.0, 1.5, 0.78]  # Panda, hand 0.65 m above the table
+REACH_DOWN = [0.0, 1.6, 0.0, -0.4, 0.0, 1.5, 0.78]  # the arm leans forward into the table
+
+
+def _goal(action, joints, t, q, dq, ddq):
+    from dynid_ros.execution.follow_joint_trajectory import seconds_to_duration
+
+    goal = action.Goal()
+    goal.trajectory = JointTrajectory(joint_names=list(joints), points=[JointTrajectoryPoint(
+        positions=q[k].tolist(), velocities=dq[k].tolist(), accelerations=ddq[k].tolist(),
+        time_from_start=seconds_to_duration(float(t[k]), Duration)) for k in range(len(t)) if t[k] > 0])
+    goal.goal_time_tolerance = seconds_to_duration(1.0, Duration)
+    return goal
+
+
+def test_contacts_of_a_goal_are_reported_none_for_a_shipped_excitation(spinner):
+    """With the config's workcell (the table) and the robot's collision geometry in MuJoCo, the shipped Panda
+    identification excitation runs as one goal without contact, keeping the collision margin, and ``~/contacts``
+    says so; a goal leaning the arm into the table is reported with the link/table pair, in the log, on
+    ``~/contacts`` and in the result's error string."""
+    from action_msgs.msg import GoalStatus
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionClient
+    from std_msgs.msg import String
+
+    from dynid_ros.excitation import load_trajectory
+    from dynid_ros.execution.robot_limits import checked_profile
+
+    excitation = load_trajectory(REPO / "dynid_ros" / "robot" / "trajectories" / "panda_identification.yaml")
+    q_start = excitation.trajectory.evaluate(np.zeros(1))[0][0]
+    sim = spinner.add(SimNode(context=spinner.context, parameter_overrides=params(
+        robot="panda", truth="nominal", start_positions=q_start.tolist())), multithreaded=True)
+    assert sim.sim.collision is not None and sim.sim.mujoco_model.npair > 0
+    node = spinner.add(Node("client", context=spinner.context))
+    reports = Latest(node, String, "/sim_node/contacts", status_qos(), as_json=True)
+    client = ActionClient(node, FollowJointTrajectory, ACTION)
+    spinner.cleanups.append(client.destroy)
+    wait_for(lambda: client.server_is_ready() and sim.controller.last_sample is not None, what="action server")
+    robot = robot_limits_of("panda")
+    profile = checked_profile(excitation, robot, q_start, 1)
+    joints = excitation.trajectory.joints
+
+    def run(goal, timeout):
+        future = client.send_goal_async(goal)
+        wait_for(future.done, what="goal response")
+        assert future.result().accepted
+        result = future.result().get_result_async()
+        wait_for(result.done, timeout, what="goal result")
+        assert result.result().status == GoalStatus.STATUS_SUCCEEDED, result.result().result.error_string
+        wait_for(lambda: len(reports.messages) > count, what="~/contacts report")
+        return result.result(), reports.last
+
+    count = 0
+    response, report = run(_goal(FollowJointTrajectory, joints, *profile.sample_at_rate(100.0)), 180.0)
+    assert response.status == GoalStatus.STATUS_SUCCEEDED, response.result.error_string
+    assert report["motion"] == "goal" and report["outcome"] == "succeeded"
+    assert report["contacts"] == 0 and report["contact_pairs"] == [], report
+    assert "contacts" not in response.result.error_string
+    kept = {row.name: row.margin for row in sim.sim.collision.rows}
+    if report["smallest_clearance_m"] is not None:  # None: no pair came within watch_m
+        assert report["smallest_clearance_m"] >= kept[report["between"]] - 1e-3, report
+    for target in (HAND_HIGH, REACH_DOWN):
+        count = len(reports.messages)
+        t, d = np.linspace(0.0, 2.0, 41), 2.0  # a quintic rest-to-rest move of d seconds
+        u = t / d
+        s, ds, dds = (10 * u**3 - 15 * u**4 + 6 * u**5, (30 * u**2 - 60 * u**3 + 30 * u**4) / d,
+                      (60 * u - 180 * u**2 + 120 * u**3) / d**2)
+        q0 = sim.controller.last_sample.position
+        step = np.asarray(target) - q0
+        response, report = run(_goal(FollowJointTrajectory, sim.joints, t, q0 + s[:, None] * step,
+                                     ds[:, None] * step, dds[:, None] * step), 30.0)
+    assert report["contacts"] > 0 and report["motion"] == "goal"
+    pairs = [c["pair"] for c in report["contact_pairs"]]
+    assert any(pair.endswith(" and table") for pair in pairs), pairs
+    assert "contacts in MuJoCo" in response.result.error_string and "table" in response.result.error_string
