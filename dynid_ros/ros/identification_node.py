@@ -88,7 +88,7 @@ PARAMETERS = (
     Param("effort_scale", [], "per-joint factors: torque = k * effort ([] = config, else 1)"),
     Param("prior", "", "nominal | none ('' = config, else nominal)"),
     Param("hyperparameters", "", "evidence | stated: the prior's scales and noise chosen by the data or as stated "
-          "('' = config, else evidence)"),
+          "('' = config, else stated)"),
     Param("total_mass", [], "[lo, hi] bounds on the identified links' total mass [kg] ([] = config)"),
     Param("update_robot_state_publisher", False, "set robot_state_publisher's robot_description when done"),
     Param("robot_state_publisher_node", "/robot_state_publisher", "node whose robot_description is set"),
