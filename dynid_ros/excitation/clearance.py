@@ -2,7 +2,7 @@
 
 :class:`ClearanceRows` turns a :class:`~dynid_ros.robot.collision_model.CollisionModel` into smooth nonlinear inequality
 rows of the Fourier coefficients (Sousa & Cortesão 2014 eq. 78). Per checked pair of links (or link and obstacle)
-(over the whole period: :data:`ROW_WINDOWS`), the row is a smooth minimum (Kreisselmeier-Steinhauser) of the
+and window of the period (:data:`ROW_WINDOWS`), the row is a smooth minimum (Kreisselmeier-Steinhauser) of the
 pair's signed distance over the period's samples on a grid of :data:`CLEARANCE_RATE_HZ`::
 
     KS = d_min - log(sum_k exp(-(d_k - d_min) / SHARPNESS)) * SHARPNESS      <=  d_min
@@ -41,12 +41,12 @@ SHARPNESS = 0.001
 """[m]: samples more than a few of these above a window's minimum do not weigh in its smooth minimum."""
 BAND = 5 * SHARPNESS
 """Samples within this [m] of a window's minimum enter its smooth minimum (the rest weigh less than 1 %)."""
-ROW_WINDOWS = 1
-"""Rows per checked pair: the period cut into this many windows, one smooth minimum each. One row per pair: SLSQP's
-subproblem grows faster than linearly with its rows; measured on the Panda (49 pairs, 10 s period, 15 SLSQP
-iterations from one seeded start, CPU time): one row per 1 s window (490 rows) 21.7 s, 15.2 s of them in SLSQP
-itself, scaled condition number 7.70 reached; 4 windows 12.4 s, 7.05; one window (49 rows) 9.2 s, 1.1 s in SLSQP,
-6.85. The row of the whole period holds exactly when every window's would."""
+ROW_WINDOWS = 10
+"""Rows per checked pair: the period cut into this many windows, one smooth minimum each. Fewer rows make an SLSQP
+iteration cheaper (Panda, 49 pairs, 10 s period, 15 iterations from one seeded start, CPU: 10 windows 21.7 s, one
+window 9.2 s) but leave SLSQP one row per pair to restore feasibility from a start in contact: with one window the
+corpus' short excitation of example-robot-data's UR5 (its middle-of-range start 4.4 cm into the table; one start,
+40 iterations) ended with no feasible trajectory, with 10 it finds one (test/corpus, ur5_run)."""
 START_ROOM = 0.005
 """A start keeps this much [m] more than its rows need: SLSQP begins inside the feasible set."""
 SCALE_STEPS = 10
