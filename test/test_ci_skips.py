@@ -36,13 +36,18 @@ def test_passes():
 '''
 
 
+INNER_UNSET = ("CI", "DYNID_PANDA_DATA", "DYNID_SHARED_USERS")
+"""Not inherited by the inner runs: the outer run's CI policy, its data, and its record of the tests that read a shared
+data set (an inner test id recorded there made .ci/run's clone pass look for ``test_inner.py``)."""
+
+
 def run_inner(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     (tmp_path / "conftest.py").write_text(
         "from support import ci_skips\nci_skips.HARDWARE_TESTS = ('test_inner.py::test_listed_hardware',)\n"
         "from support.ci_skips import pytest_addoption, pytest_make_collect_report, pytest_runtest_makereport"
         "  # noqa\n")
     (tmp_path / "test_inner.py").write_text(INNER)
-    environment = {k: v for k, v in os.environ.items() if k not in ("CI", "DYNID_PANDA_DATA")}
+    environment = {k: v for k, v in os.environ.items() if k not in INNER_UNSET}
     environment.update(env, PYTHONPATH=os.pathsep.join([str(TEST_DIR), environment.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rfs", "-q",
                            "-o", "markers=hardware: real device", *args, "test_inner.py"],
@@ -85,6 +90,14 @@ def test_a_run_records_the_tests_that_read_a_shared_data_set(tmp_path):
     assert record.read_text().splitlines() == ["test_inner.py::test_needs_panda_data"]
 
 
+def test_an_inner_run_never_records_into_the_outer_runs_record(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    outer_record = tmp_path / "outer_users.txt"
+    monkeypatch.setenv("DYNID_SHARED_USERS", str(outer_record))
+    run_inner(tmp_path, DYNID_PANDA_DATA=str(tmp_path / "empty"))
+    assert not outer_record.exists()
+
+
 def test_in_ci_a_data_directory_without_the_data_fails(tmp_path):
     (tmp_path / "empty").mkdir()
     result = run_inner(tmp_path, CI="true", DYNID_PANDA_DATA=str(tmp_path / "empty"))
@@ -95,7 +108,8 @@ def test_in_ci_a_data_directory_without_the_data_fails(tmp_path):
 def test_in_ci_a_module_skipped_at_import_fails(tmp_path):
     (tmp_path / "test_module_skip.py").write_text("import pytest\npytest.importorskip('no_such_module_x')\n")
     run_inner(tmp_path)  # writes the conftest
-    environment = {**os.environ, "CI": "true", "PYTHONPATH": str(TEST_DIR)}
+    environment = {**{k: v for k, v in os.environ.items() if k not in INNER_UNSET}, "CI": "true",
+                   "PYTHONPATH": str(TEST_DIR)}
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", "test_module_skip.py"]
     result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0 and "unexpected skip of test_module_skip.py" in result.stdout, result.stdout
