@@ -61,9 +61,6 @@ from dynid_ros.errors import ConfigError
 from dynid_ros.robot.model import RobotModel
 from dynid_ros.sim.ground_truth import per_joint_array
 
-STIFF_ERROR = 0.05
-"""A robot with mimic followers keeps the former default: ``Kp = effort_limit / STIFF_ERROR`` per joint."""
-
 STABLE_FRACTION = 0.3
 """The default gains' ``omega dt`` [rad]: ``omega`` [rad/s] at a control period ``dt`` [s] (module docstring)."""
 
@@ -154,36 +151,33 @@ class TrackingController:
         self._fc = keep * np.array(pm.friction)[iv]
         self._plain = pm.nq == model.n_dof
         default = self._gains.kp is None and self._gains.kd is None
-        # a model with mimic followers keeps the former controller (per-joint PD, rated effort at STIFF_ERROR,
-        # feedforward at the measured state): the joint-space feedback diverged on a prismatic follower between
-        # two revolute joints (test_mimic's middle follower, 1495 of 1500 steps saturated; cause not found yet)
-        self._followers = bool(model.followers)
-        self._omega = bandwidth(self._timestep) if default and not self._followers else None
+        self._omega = bandwidth(self._timestep) if default else None
+        # pinocchio 4.1's CRBA adds a mimic follower's coupling onto what the previous call left in its Data (the
+        # off-diagonal entry grows by it at every call: measured on test_mimic's middle follower, 0.040 -> 0.077 ->
+        # 0.113 ...): a model with followers gets a fresh Data for each CRBA
+        self._fresh_data = bool(model.followers)
         self.tune(np.zeros(model.n_dof))
 
     def tune(self, q_start: np.ndarray) -> None:
         """Derive the default gains from the inertia at ``q_start`` (given gains stay as they are)."""
-        if not self._followers or self._gains.kp is not None:
-            self.kp, self.kd = self._gains.resolve(self.joint_inertia(q_start), self._timestep)
-            return
-        # followers: the former default (rated effort at STIFF_ERROR, critically damped at the neutral pose)
+        self.kp, self.kd = self._gains.resolve(self.joint_inertia(q_start), self._timestep)
+
+    def mass_matrix(self, config: np.ndarray) -> np.ndarray:
+        """The controller's joint-space inertia ``M`` (n, n) of the driven joints at the pinocchio configuration
+        ``config`` (the nominal links plus the drives' rotor inertia; pinocchio's CRBA adds the model's armature)."""
         import pinocchio as pin
 
-        config = self._model.configuration(np.zeros(self._model.n_dof))  # the URDF's inertia, as before
-        inertia = np.diag(pin.crba(self._urdf_model, self._urdf_data, config))[self._iv].copy()
-        limits = self._model.effort_limits
-        kp = np.where(np.isfinite(limits), limits / STIFF_ERROR, bandwidth(self._timestep) ** 2 * inertia)
-        self.kp, self.kd = kp, (2.0 * np.sqrt(kp * inertia) if self._gains.kd is None
-                                else self._gains.resolve(inertia, self._timestep)[1])
+        data = self._pin_model.createData() if self._fresh_data else self._data
+        inertia = pin.crba(self._pin_model, data, config)  # upper triangle
+        inertia = np.triu(inertia) + np.triu(inertia, 1).T
+        return inertia[np.ix_(self._iv, self._iv)]
 
     def joint_inertia(self, q: np.ndarray) -> np.ndarray:
         """Each joint's own inertia at ``q`` [kg m^2 or kg]: the diagonal of the controller's ``M(q)`` (the nominal
         links plus the drives' rotor inertia; pinocchio's CRBA adds the model's armature)."""
-        import pinocchio as pin
-
         q = np.asarray(q, dtype=float)
         config = q if self._plain else self._model.configuration(q)
-        inertia = np.diag(pin.crba(self._pin_model, self._data, config))[self._iv].copy()
+        inertia = np.diag(self.mass_matrix(config)).copy()
         floor = 1e-9 * max(float(inertia.max()), 1e-9)  # a massless joint still gets a (tiny) loop
         return np.maximum(inertia, floor)
 
@@ -193,7 +187,7 @@ class TrackingController:
         import pinocchio as pin
 
         error, rate = q_ref - q, dq_ref - dq
-        if self._omega is None:  # given gains (or followers): the PD per joint, feedforward at the measured state
+        if self._omega is None:  # given gains: the PD per joint, feedforward at the measured state
             config = q if self._plain else self._model.configuration(q)
             tau = pin.rnea(self._urdf_model, self._urdf_data, config, dq, ddq_ref)  # the URDF's (no rotor inertia)
             return (tau + self._fv * dq + self._fc * np.sign(dq) + self.kp * error + self.kd * rate
@@ -201,8 +195,7 @@ class TrackingController:
         # the default: along the reference, every direction of the arm one critically damped loop at omega
         config = q_ref if self._plain else self._model.configuration(q_ref)
         tau = pin.rnea(self._pin_model, self._data, config, dq_ref, ddq_ref)
-        inertia = pin.crba(self._pin_model, self._data, config)  # upper triangle; with the rotor inertia
-        inertia = np.triu(inertia) + np.triu(inertia, 1).T
-        feedback = inertia @ (self._omega**2 * error + 2.0 * self._omega * rate)
+        tau = tau.copy()  # pinocchio returns its Data's buffer
+        feedback = self.mass_matrix(config) @ (self._omega**2 * error + 2.0 * self._omega * rate)
         return (tau + self._fv * dq + self._fc * np.sign(dq_ref) + feedback
                 + self.friction_compensation * np.sign(dq_ref))

@@ -20,6 +20,7 @@ from dynid_ros.sim.controller import STABLE_FRACTION, Gains
 
 from support.paths import REPO
 from support.robots import example_robot_urdf
+from support.serial_arms import MIDDLE_FOLLOWER
 from support.urdf_zoo import zoo_robots
 
 UR5E = REPO / "urdf" / "ur5e.urdf"
@@ -83,3 +84,26 @@ def test_the_controller_knows_its_drives_rotor_inertia():
     zero = np.zeros(6)
     extra = drives._controller.torque(q, zero, q, zero, ddq) - plain._controller.torque(q, zero, q, zero, ddq)
     np.testing.assert_allclose(extra, np.asarray(ARMATURE) * ddq, atol=1e-9)
+
+
+def test_a_mimic_follower_gets_the_same_controller_and_a_stable_inertia(tmp_path):
+    """A robot with a mimic follower (test_mimic's prismatic follower between a revolute and a continuous joint) gets
+    the default controller of every robot; its joint-space inertia is the same at every call (pinocchio 4.1's CRBA,
+    reusing one Data, adds the follower's coupling again at each call: the loop diverged) and tracks the reference."""
+    path = tmp_path / "middle.urdf"
+    path.write_text(MIDDLE_FOLLOWER)
+    sim = Simulator(path)
+    assert sim.model.followers == ("j2",)
+    controller = sim._controller
+    config = sim.model.configuration(np.array([0.3, 0.5]))
+    first = controller.mass_matrix(config)
+    for _ in range(3):
+        np.testing.assert_allclose(controller.mass_matrix(config), first, rtol=1e-12)
+    assert np.all(np.linalg.eigvalsh(first) > 0)
+    t = np.arange(1500) * 1e-3
+    w = 2 * np.pi / 1.5
+    reference = (np.outer(1 - np.cos(w * t), [0.4, 1.0]), np.outer(w * np.sin(w * t), [0.4, 1.0]),
+                 np.outer(w * w * np.cos(w * t), [0.4, 1.0]))
+    run = simulate_profile(sim, t, *reference, progress=False)
+    assert run.info["saturated_steps"] == 0
+    assert np.abs(run.position - reference[0]).max() < 1e-3
