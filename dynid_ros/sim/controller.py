@@ -195,7 +195,6 @@ class TrackingController:
         # the default: along the reference, every direction of the arm one critically damped loop at omega
         config = q_ref if self._plain else self._model.configuration(q_ref)
         tau = pin.rnea(self._pin_model, self._data, config, dq_ref, ddq_ref)
-        tau = tau.copy()  # pinocchio returns its Data's buffer
         feedback = self.mass_matrix(config) @ (self._omega**2 * error + 2.0 * self._omega * rate)
         return (tau + self._fv * dq + self._fc * np.sign(dq_ref) + feedback
                 + self.friction_compensation * np.sign(dq_ref))
