@@ -109,7 +109,7 @@ class Simulator:
         bodies = [self._mj_model.joint(name).id for name in self.model.pin_model.names[1:]]
         self._body_qpos = np.array([self._mj_model.jnt_qposadr[i] for i in bodies], dtype=int)
         self._body_dof = np.array([self._mj_model.jnt_dofadr[i] for i in bodies], dtype=int)
-        self._controller = TrackingController(self.model, gains)
+        self._controller = TrackingController(self.model, gains, timestep, drive_inertia=self._armature)
         self._effort_limits = self.model.effort_limits.copy()
         self._seed = int(seed)
         self._rng = np.random.default_rng(self._seed)
@@ -206,6 +206,7 @@ class Simulator:
         self._mj_data.qpos[self._body_qpos] = qb
         self._mj_data.qvel[self._body_dof] = dqb
         mujoco.mj_forward(self._mj_model, self._mj_data)
+        self._controller.tune(q)  # the default gains: the joint-space inertia where the robot starts
         self._rng = np.random.default_rng(self._seed)
         self.saturated_steps = 0
         if self._monitor is not None:

@@ -19,7 +19,7 @@ from dynid_ros.robot.model import load_model, nominal_parameters, rnea_derivativ
 
 from support.paths import FILES
 from support.robots import PANDA_ARM_JOINTS, PANDA_ERD, example_robot_urdf
-from support.serial_arms import FLEET_LINKS, links_xml, serial_arm
+from support.serial_arms import FLEET_LINKS, MIDDLE_FOLLOWER, links_xml, serial_arm
 
 MULTIPLIER, OFFSET = 0.5, 0.1
 
@@ -224,20 +224,6 @@ def load_reference(path, t):
 
     trajectory = load_trajectory(path).trajectory
     return trajectory.evaluate(t)
-
-
-MIDDLE_FOLLOWER = f"""<?xml version="1.0"?>
-<robot name="middle_follower">
-{THREE_LINKS}  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
-    <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
-  <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/>
-    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/><axis xyz="1 0 0"/>
-    <limit lower="-0.2" upper="0.2" effort="50" velocity="2"/>
-    <mimic joint="j1" multiplier="-0.1" offset="0.05"/></joint>
-  <joint name="j3" type="continuous"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
-    <axis xyz="0 1 0"/><limit effort="20" velocity="3"/></joint>
-</robot>
-"""
 
 
 def test_follower_in_the_middle_of_the_chain(tmp_path):

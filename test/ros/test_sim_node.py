@@ -75,7 +75,7 @@ def test_follows_a_trajectory_and_ignores_wrong_joints(spinner, panda):
         positions=target[::-1].tolist(), velocities=[0.0] * 7,
         time_from_start=Duration(sec=0, nanosec=500_000_000))]))
     # the trajectory is checked against the robot's limits first (a fraction of a second on a loaded machine)
-    wait_for(lambda: np.abs(np.array(states.last.position) - q0).max() > 0.02, timeout=3, what="moving")
+    wait_for(lambda: np.abs(np.array(states.last.position) - q0).max() > 0.02, timeout=10, what="moving")
     middle = np.array(states.last.position)
     assert not np.allclose(middle, target, atol=3e-3)  # on its way along the interpolation, not jumped there
     wait_for(lambda: np.allclose(states.last.position, target, atol=3e-3), timeout=3, what="target reached")
@@ -92,13 +92,13 @@ ACTION = "/joint_trajectory_controller/follow_joint_trajectory"
 class Controller:
     """A plain ActionClient of sim_node's FollowJointTrajectory server (sim_node spun as its ``main`` does)."""
 
-    def __init__(self, spinner):
+    def __init__(self, spinner, truth="nominal"):
         from control_msgs.action import FollowJointTrajectory
         from rclpy.action import ActionClient
 
         self.action = FollowJointTrajectory
         self.sim = spinner.add(SimNode(context=spinner.context, parameter_overrides=params(
-            robot="panda", truth="nominal")), multithreaded=True)
+            robot="panda", truth=truth)), multithreaded=True)
         self.node = spinner.add(Node("client", context=spinner.context))
         self.client = ActionClient(self.node, FollowJointTrajectory, ACTION)
         spinner.cleanups.append(self.client.destroy)
@@ -150,12 +150,13 @@ def test_follow_joint_trajectory_succeeds_with_error_code_0(spinner):
 
 
 def test_goal_tolerance_and_goal_time_tolerance_are_honoured(spinner):
-    """The simulated arm settles to about 1e-5 rad of a step's target (measured): a 1e-4 tolerance is met
-    after the trajectory's end but within the goal time tolerance (success), a 1e-9 tolerance never
+    """The simulated Panda with its config's truth (friction the controller does not know exactly) comes to rest
+    about 7e-5 rad from a step's target (measured: the static friction holds it there): a 2e-3 tolerance is met
+    at the trajectory's end or after it, within the goal time tolerance (success), a 1e-5 tolerance never
     (GOAL_TOLERANCE_VIOLATED, exactly when the goal time tolerance has run out)."""
     from action_msgs.msg import GoalStatus
 
-    controller = Controller(spinner)
+    controller = Controller(spinner, truth="config")
     sim = controller.sim
 
     def run(tolerance, goal_time_tolerance):
@@ -164,13 +165,13 @@ def test_goal_tolerance_and_goal_time_tolerance_are_honoured(spinner):
         response = controller.result(handle)
         return response, sim.sim.time - start
 
-    response, took = run(1e-4, 2.0)
+    response, took = run(2e-3, 2.0)
     assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.error_code == 0
     assert 0.3 <= took < 2.0  # at the end or after it, within the goal time tolerance
-    response, took = run(1e-9, 0.5)
+    response, took = run(1e-5, 0.5)
     assert response.status == GoalStatus.STATUS_ABORTED
     assert response.result.error_code == controller.action.Result.GOAL_TOLERANCE_VIOLATED
-    assert "position error" in response.result.error_string and "exceeds tolerance 1e-09" in \
+    assert "position error" in response.result.error_string and "exceeds tolerance 1e-05" in \
         response.result.error_string
     assert 0.3 + 0.5 <= took < 0.3 + 0.5 + 0.2  # given up when the goal time tolerance ran out, not before
 

@@ -48,3 +48,19 @@ def serial_arm(name: str, links: tuple, limits: list[tuple[float, float, float, 
                     f'    <axis xyz="0 0 1"/><limit lower="{lower:g}" upper="{upper:g}" effort="{effort:g}" '
                     f'velocity="{velocity:g}"/>{tag}</joint>')
     return "\n".join(text) + "\n" + extra + "</robot>\n"
+
+
+_LINKS = links_xml(FLEET_LINKS)
+MIDDLE_FOLLOWER = f"""<?xml version="1.0"?>
+<robot name="middle_follower">
+{_LINKS}  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
+  <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/><axis xyz="1 0 0"/>
+    <limit lower="-0.2" upper="0.2" effort="50" velocity="2"/>
+    <mimic joint="j1" multiplier="-0.1" offset="0.05"/></joint>
+  <joint name="j3" type="continuous"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 1 0"/><limit effort="20" velocity="3"/></joint>
+</robot>
+"""
+"""A prismatic mimic follower (j2) between a revolute leader (j1) and a continuous joint (j3)."""
