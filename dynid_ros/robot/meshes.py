@@ -116,8 +116,11 @@ def convex_hull(geometry: object, name: str) -> object:
         raise ModelError(f"{name}: a mesh with fewer than 4 vertices has no volume")
     try:
         geometry.buildConvexHull(True, "Qt")  # returns whether the mesh was convex already
-    except Exception as err:  # qhull: a flat or degenerate mesh
-        raise ModelError(f"{name}: its convex hull cannot be built ({str(err).strip().splitlines()[0]})") from err
+    except Exception:  # qhull's precision error on near-degenerate input (a facet nearly flat, points nearly equal)
+        try:  # qhull's remedy for it: joggled input ("QJ", perturbations near the round-off, always simplicial)
+            geometry.buildConvexHull(True, "QJ")
+        except Exception as err:  # a flat or degenerate mesh
+            raise ModelError(f"{name}: its convex hull cannot be built ({str(err).strip().splitlines()[0]})") from err
     if geometry.convex is None or geometry.convex.num_points < 4:
         raise ModelError(f"{name}: its convex hull cannot be built (a flat mesh?)")
     return geometry.convex

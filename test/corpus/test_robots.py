@@ -50,8 +50,10 @@ ERD_ARMS = {
 """example-robot-data's fixed-base arms (its loaders without a free flyer; not the hands, not the mobile bases)."""
 
 REFUSED: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
-    name: ("excite", (("has no velocity limit in the robot description", "give one in the config"),))
-    for name in ("double_pendulum", "double_pendulum_continuous", "double_pendulum_simple")
+    **{name: ("excite", (("has no velocity limit in the robot description", "give one in the config"),))
+       for name in ("double_pendulum", "double_pendulum_continuous", "double_pendulum_simple")},
+    **{f"zoo_{name}": ("simulate", (("no moving link has a mass (no <inertial>)", "there is no robot to simulate"),))
+       for name in ("abb_irb2400", "fanuc_lrmate200id", "motoman_sia5d")},  # WITHOUT_INERTIALS: info, excite pass
 }
 """Robots that end in a one-line refusal: ``{robot: (command, alternatives)}``, the line holding every word of one of
 the alternatives; each says why."""

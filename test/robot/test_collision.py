@@ -74,6 +74,25 @@ def test_published_arms_load_their_collision_meshes(relative, bodies):
             assert a != b and collision.kinematic.parents[a] != b and collision.kinematic.parents[b] != a
 
 
+def test_a_mesh_qhull_finds_nearly_degenerate_gets_its_hull_from_joggled_input():
+    """example-robot-data's two-DOF arm: its base mesh (8986 vertices, 4 x 24 x 20 cm) stops qhull's default run
+    with a precision error; the hull comes from joggled input ("QJ", qhull's remedy), and it contains every vertex."""
+    from dynid_ros.robot.meshes import convex_hull
+
+    urdf = example_robot_urdf("asr_twodof_description/urdf/TwoDofs.urdf")
+    mesh_file = next(urdf.parents[1].glob("meshes/**/Base2Dof_4040_m.dae"))
+    mesh = coal.MeshLoader().load(str(mesh_file), np.ones(3))
+    vertices = np.array(mesh.vertices())
+    hull = convex_hull(mesh, str(mesh_file))
+    assert isinstance(hull, coal.ConvexBase) and hull.num_points >= 4
+    inside = [coal.distance(hull, coal.Transform3s(), coal.Sphere(1e-9), coal.Transform3s(np.eye(3), v),
+                            coal.DistanceRequest(), coal.DistanceResult())
+              for v in vertices[:: max(1, len(vertices) // 200)]]
+    assert max(inside) <= 1e-6  # every (sampled) vertex is in the hull, to the joggle
+    model = load_model(urdf=urdf)
+    assert load_collision_model(model, settings()).parts  # the arm's collision model loads
+
+
 def test_the_locked_fingers_are_one_body_with_the_hand(panda_collision):
     bodies = {p.link: p.body for p in panda_collision.parts}
     assert bodies["panda_leftfinger"] == bodies["panda_rightfinger"] == bodies["panda_hand"] == bodies["panda_link7"]
