@@ -12,7 +12,10 @@ standard deviation from stated tolerances (config ``identification.prior_toleran
   link (:func:`link_covariance`);
 - friction, offset and rotor inertia: mean the description's value (URDF ``<dynamics damping friction>``, armature;
   0 where it gives none), standard deviation ``joint`` times the value that alone would explain the joint's RMS
-  torque (a weak prior: a CAD model rarely knows these terms).
+  torque (a weak prior: a CAD model rarely knows these terms). A description's value that alone would explain more
+  than :data:`IMPLAUSIBLE_JOINT_TERM` times the joint's RMS torque is no measurement of the robot (vendor
+  descriptions carry placeholders: ``damping="10" friction="1"`` on every joint of a 2.8 kg arm): its mean is 0
+  (:attr:`PriorGroups.untrusted`, named in the result's warnings).
 
 Mass and length scales come from :func:`dynid_ros.dynamics.feasibility.link_scales`.
 
@@ -215,6 +218,13 @@ class ConditionalGaussian:
     factor: np.ndarray
 
 
+IMPLAUSIBLE_JOINT_TERM = 1.0
+"""A joint term of the description whose torque alone would be more than this many times the joint's RMS torque is
+not used as the prior's mean: a friction, offset or rotor-inertia torque is one part of the joint's torque, so alone
+it explains at most all of it (Coulomb friction of a joint moving throughout: exactly its RMS, the rest adding to
+it); more would need the other parts to cancel it throughout the motion."""
+
+
 def joint_term_scales(layout: ParameterLayout, dq: np.ndarray, ddq: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """Per joint term, the value that alone would explain the joint's RMS torque (0 where not applicable).
 
@@ -255,6 +265,8 @@ class PriorGroups:
     fixed: np.ndarray | None = None
     shaped_links: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     """Parameter indices of the masses that get no :class:`MassShape` (e.g. the link carrying an extra body)."""
+    untrusted: tuple[int, ...] = ()
+    """Parameter indices of the description's joint terms not used as the mean (:data:`IMPLAUSIBLE_JOINT_TERM`)."""
 
     @classmethod
     def of(cls, nominal: np.ndarray, layout: ParameterLayout, tolerances: PriorTolerances | None = None,
@@ -275,7 +287,11 @@ class PriorGroups:
         scale = np.full(n, 1e3) if joint_scales is None else np.asarray(joint_scales, dtype=float)
         unit["joint"][joint, joint] = (tolerances.joint * np.maximum(scale[joint], 1e-9)) ** 2
         index = np.array([layout.link_slice(k).start for k in range(len(layout.links))], dtype=int)
-        return cls(nominal.copy(), unit, tolerances, (index, own[index], added[index], scales[:, 0]))
+        mean = nominal.copy()
+        untrusted = () if joint_scales is None else tuple(
+            int(i) for i in joint if abs(nominal[i]) > IMPLAUSIBLE_JOINT_TERM * scale[i])
+        mean[list(untrusted)] = 0.0
+        return cls(mean, unit, tolerances, (index, own[index], added[index], scales[:, 0]), untrusted=untrusted)
 
     def covariance(self, scales: Mapping[str, float] | None = None) -> np.ndarray:
         """``sum_g s_g^2 unit[g] + fixed`` (``scales``: per group, missing: 1)."""

@@ -21,6 +21,8 @@ class FitSeries:
         q, dq, ddq: filtered position [rad or m], velocity and acceleration (N, n).
         tau: recorded effort, unfiltered (the reference of the relative error) (N, n).
         tau_hat: torque predicted by the identified model (N, n).
+        rows: the rows the estimate was fitted to, sample-major (N * n,) (joints below ``min_speed`` left out);
+            None: all.
     """
 
     joints: list[str]
@@ -30,6 +32,7 @@ class FitSeries:
     ddq: np.ndarray
     tau: np.ndarray
     tau_hat: np.ndarray
+    rows: np.ndarray | None = None
 
     @property
     def residual(self) -> np.ndarray:

@@ -69,6 +69,10 @@ class IdentificationResult:
     hyperparameters: dict | None = None
     """The prior's scales and the noise chosen by the evidence
     (:meth:`dynid_ros.estimation.hyperparameters.HyperparameterChoice.to_dict`); None when not chosen."""
+    untrusted_nominal: tuple[int, ...] = ()
+    """Parameter indices of the description's joint terms no robot could have (:data:`dynid_ros.estimation.prior.
+    IMPLAUSIBLE_JOINT_TERM`: placeholders): the prior is centred on 0 there, and the result's check compares the fit
+    with the description without them."""
     least_squares: dict | None = None
     """The estimate and plain least squares cross-validated on the same window and processing, and the link masses
     OLS gives (:meth:`dynid_ros.identification.least_squares_comparison.LeastSquaresComparison.to_dict`); None where

@@ -228,6 +228,11 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     groups = PriorGroups.of(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                             joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
+    if groups.untrusted and options.prior == "nominal":
+        warnings.append("the description's joint terms " + ", ".join(
+            f"{layout.names[i]} = {nominal[i]:.4g}" for i in groups.untrusted) + " would each alone explain more "
+            "than their joint's whole RMS torque: not a measurement of this robot, the prior is centred on 0 for "
+            "them")
     prior = groups.prior()
     link_prior, load = prior, None
     if options.unmodelled_load and options.prior == "nominal" and np.any(nominal[layout.indices("m")] > 0):
@@ -291,7 +296,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
                                   {**asdict(processing), "segments": data.segments,
                                    **({} if record is None else {"cutoff_choice": record})},
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
-    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted)
+    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted, kept)
+    result.untrusted_nominal = groups.untrusted if options.prior == "nominal" else ()
     result.excitation = excitation_quality(model, w_b, data.q, data.dq)
     grazed = estimate.polish is None or estimate.polish["margin_only"]  # a hair under the safety margin: report.json
     result.notes = list(data.notes) + ([] if grazed else [estimate.polish["message"]])

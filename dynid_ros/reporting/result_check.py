@@ -9,9 +9,12 @@ An identification exits 0 only when
   the same recorded torque) -- or, for the latter, no better is possible: the fit is as good as the best
   least-squares fit of the same model on the window, within the noise (an F-test at :data:`SIGNIFICANCE` on the
   residual sums of squares, its degrees of freedom divided by the integrated autocorrelation time of the best
-  fit's residual: correlated noise carries fewer independent samples), so the nominal model, no worse, is right
-  already; the check says so; a nominal description that explains nothing (no better than no torque: one without
-  masses) is no yardstick: the fit must then be as good as least squares, by the same F-test;
+  fit's residual: correlated noise carries fewer independent samples; both on the rows the estimate was fitted to:
+  a joint's rows below ``min_speed`` are left out of every fit), so the nominal model, no worse, is right
+  already; the check says so (the description's joint terms no robot could have, placeholders the identification
+  named and did not use as its prior's mean, are left out of the nominal model here); a nominal description that
+  explains nothing (no better than no torque: one without masses) is no yardstick: the fit must then be as good as
+  least squares, by the same F-test;
 - ``dynid validate``'s own computation, from the files as written (``parameters.yaml``, ``identified.urdf``: the
   model, the parameter vector, the sigmoid friction, the position-dependent torques) on the identification's own
   processed samples, gives the number ``identify`` reports (to :data:`AGREEMENT`, relative).
@@ -33,7 +36,7 @@ import scipy.stats
 from dynid_ros.data.signal_processing import ProcessedData
 from dynid_ros.dynamics.regressor import regressor_chunks, torques
 from dynid_ros.errors import EstimationError
-from dynid_ros.estimation.estimators import compress
+from dynid_ros.estimation.estimators import compress, in_fit
 from dynid_ros.estimation.fit_quality import relative_error, relative_norm
 from dynid_ros.estimation.residual_model import residual_inflation
 from dynid_ros.identification.identification_result import IdentificationResult
@@ -119,7 +122,9 @@ def _check_against_nominal(result: IdentificationResult, check: ResultCheck) -> 
     """Better than the nominal model on the window, or as good as any fit of the model can be (then the nominal
     model, no worse, is too)."""
     fit, model = result.fit, result.model
-    nominal = torques(model, result.layout, result.nominal, fit.q, fit.dq, fit.ddq)
+    description = np.array(result.nominal, dtype=float)
+    description[list(result.untrusted_nominal)] = 0.0  # placeholders no robot could have (named in the warnings)
+    nominal = torques(model, result.layout, description, fit.q, fit.dq, fit.ddq)
     error_nominal = relative_error(fit.tau, nominal)[0]
     check.nominal_relative_error = float(error_nominal)
     if not result.relative_error < 1.0:  # zero torque scores 1: whatever the nominal model does, this explains nothing
@@ -128,38 +133,40 @@ def _check_against_nominal(result: IdentificationResult, check: ResultCheck) -> 
     vacuous = not error_nominal < 1.0  # a description without masses explains nothing: nothing to beat
     if result.relative_error < error_nominal and not vacuous:
         return
-    w_b = regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq, result.base.independent)
-    tau = np.asarray(fit.tau, dtype=float).reshape(-1)
+    w_b, tau, kept = in_fit(regressor_chunks(model, result.base.layout, fit.q, fit.dq, fit.ddq,
+                                             result.base.independent), fit.tau, fit.rows)
     energy = max(float(tau @ tau), 1e-300)
     r, rho1, rho2 = compress(w_b, tau)
-    rss_floor = rho2**2  # the best least-squares fit of the same model on the same samples
+    rss_floor = rho2**2  # the best least-squares fit of the same model on the same rows
+    rss = float(np.sum(np.square(np.asarray(fit.residual, dtype=float).reshape(-1)[kept])))
+    fitted_error = float(np.sqrt(rss / energy))  # the candidate's, on those rows
     check.least_squares_relative_error = float(np.sqrt(rss_floor / energy))
-    rows, n_base = tau.size, w_b.shape[1]
+    rows, n_base = int(kept.sum()), w_b.shape[1]
     beta = np.linalg.lstsq(r, rho1, rcond=None)[0]
     # the noise's correlation, from the best fit's residual: the candidate's own residual carries its systematic
     # error, whose long correlation would excuse any miss
-    inflation = residual_inflation((tau - w_b @ beta).reshape(np.shape(fit.tau)[0], -1))
-    excess = (result.relative_error**2 * energy - rss_floor) / n_base / max(rss_floor / (rows - n_base), 1e-300)
+    inflation = residual_inflation(np.where(kept, tau - w_b @ beta, 0.0).reshape(np.shape(fit.tau)[0], -1))
+    excess = (rss - rss_floor) / n_base / max(rss_floor / (rows - n_base), 1e-300)
     within_noise = excess <= inflation * scipy.stats.f.ppf(SIGNIFICANCE, n_base, max(rows / inflation - n_base, 1.0))
     if vacuous:
         if within_noise:
             check.explanations.append(
                 f"the nominal model explains nothing of the window ({100 * error_nominal:.4g} %): the fit "
-                f"({100 * result.relative_error:.4g} %) is compared with the best least-squares fit of the model "
-                f"({100 * check.least_squares_relative_error:.4g} %) instead, and is as good within the noise (F-test, "
-                f"{100 * SIGNIFICANCE:g} %)")
+                f"({100 * fitted_error:.4g} % on the rows it was fitted to) is compared with the best least-squares "
+                f"fit of the model on them ({100 * check.least_squares_relative_error:.4g} %) instead, and is as good "
+                f"within the noise (F-test, {100 * SIGNIFICANCE:g} %)")
         else:
             check.problems.append(
-                f"it fits its own window with {100 * result.relative_error:.4g} % error where the data allow "
-                f"{100 * check.least_squares_relative_error:.4g} % (least squares), and the nominal model explains "
-                f"nothing to compare with ({100 * error_nominal:.4g} %)")
+                f"it fits its own window with {100 * fitted_error:.4g} % error (the rows it was fitted to) where the "
+                f"data allow {100 * check.least_squares_relative_error:.4g} % (least squares), and the nominal model "
+                f"explains nothing to compare with ({100 * error_nominal:.4g} %)")
         return
     if within_noise:
         check.explanations.append(
             f"the fit ({100 * result.relative_error:.4g} %) is no better than the nominal model "
             f"({100 * error_nominal:.4g} %) on its window, and none could be: it is as good as the best least-squares "
-            f"fit of the model ({100 * check.least_squares_relative_error:.4g} %) within the noise (F-test, "
-            f"{100 * SIGNIFICANCE:g} %)")
+            f"fit of the model ({100 * check.least_squares_relative_error:.4g} % on the rows it was fitted to, where "
+            f"it has {100 * fitted_error:.4g} %) within the noise (F-test, {100 * SIGNIFICANCE:g} %)")
         return
     check.problems.append(f"it fits its own window worse ({100 * result.relative_error:.4g} %) than the nominal model "
                           f"({100 * error_nominal:.4g} %), and the data allow better (least squares: "

@@ -83,6 +83,22 @@ def test_com_tolerance_scales_with_the_link_and_joint_terms_start_from_the_descr
     assert absolute.std[1] == pytest.approx(absolute.std[11], rel=1e-6)  # the config's metres: the same for both
 
 
+@pytest.mark.parametrize("factor", [0.5, 0.95, 1.05, 200.0])
+def test_a_joint_term_no_robot_could_have_is_not_the_priors_mean(factor):
+    """A description's friction whose torque alone would exceed the joint's whole RMS torque (a vendor's placeholder:
+    ``damping="10"`` on a 0.4 kg link) is not a measurement: the prior is centred on 0 there and says so; a plausible
+    one stays the mean."""
+    layout = ParameterLayout(("j1", "j2"), ("l1", "l2"), ("viscous", "coulomb"), False)
+    scales = np.zeros(layout.n_parameters)
+    scales[20:] = [0.05, 0.4, 0.02, 0.3]  # the values explaining each joint's RMS torque alone (joint_term_scales)
+    joint_terms = factor * scales[20:]
+    groups = PriorGroups.of(np.concatenate([BODY, BODY, joint_terms]), layout, PriorTolerances(), scales)
+    implausible = factor > 1.0
+    assert groups.untrusted == ((20, 21, 22, 23) if implausible else ())
+    assert np.allclose(groups.prior().mean[20:], 0.0 if implausible else joint_terms)
+    assert np.allclose(groups.prior().mean[:20], np.concatenate([BODY, BODY]))  # the links' are the description's
+
+
 def test_prior_groups_sum_to_the_prior_and_scale_each_group_alone():
     nominal = np.concatenate([BODY, [0.0, 0.0]])
     tol = PriorTolerances(mass=0.1, com=0.01, inertia=0.3, joint=0.5)
