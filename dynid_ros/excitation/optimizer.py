@@ -674,7 +674,9 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
 
     def run_start(x: np.ndarray) -> int:
         """SLSQP from ``x``; a run stalled outside the clearance rows is restored to feasibility and goes on with
-        the iterations left. Returns the iterations made."""
+        the iterations left, until a run from a restored point gains nothing on the start's best feasible point
+        (UR10: 150 iterations, 84 s CPU, the last 50 s CPU restoring and leaving again with no gain). Returns the
+        iterations made."""
         done, left = 0, options.max_iterations
         outside = [0]
 
@@ -683,9 +685,9 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
             if outside[0] >= STALL_ITERATIONS:
                 raise StopIteration
 
+        restored_leg = False
         while left > 0:
-            outside[0] = 0
-
+            outside[0], before = 0, finals[-1].value
             result = scipy.optimize.minimize(fun, x, jac=True, method="SLSQP", constraints=constraints,
                                              callback=watch if problem.clearance is not None else None,
                                              options={"maxiter": left, "ftol": 1e-7})
@@ -693,11 +695,13 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
             left -= max(int(result.nit), 1)
             if problem.clearance is None or feasible(result.x) or left <= 0:
                 break
+            if restored_leg and not finals[-1].value < before:  # restored, left the rows again, nothing gained:
+                break  # the start has converged to where SLSQP leaves the rows
             restored = problem.restore(result.x, constraints[:2], feasible=feasible, deadline=deadline)
             if restored is None:
                 break
             fun(restored)  # a candidate of this start
-            x = restored
+            x, restored_leg = restored, True
         return done
 
     from tqdm import tqdm
