@@ -80,8 +80,9 @@ BOX_RATE_HZ = 100.0
 REST_VELOCITY = 1e-9
 """Velocities [rad/s] below this count as zero in the Coulomb column (the samples at rest, t = k T)."""
 CLEARANCE_PENALTY = 1000.0
-"""[1/m]: the objective (the log of the condition number) pays this per metre a clearance row is below its bound,
-summed over the rows; zero on the feasible set, so the optimum does not move. SLSQP's line search weighs a
+"""[1/m]: once a start's run has ended too deep in a collision to restore, the objective (the log of the condition
+number) pays this per metre a clearance row is below its bound, summed over the rows; zero on the feasible set, so
+the optimum does not move. SLSQP's line search weighs a
 constraint by its multipliers so far: a row far from its bound at the start (capped, multiplier zero) does not stop
 a long first step deep into a collision (example-robot-data's UR10, joints of +-2 pi: wrist 12 cm into the upper
 arm after one step, then "Inequality constraints incompatible"). With the penalty 1 mm inside a row costs what a
@@ -660,6 +661,7 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
         return not problem.has_nonlinear or bool(np.min(problem.nonlinear_constraints(x)) >= -1e-9)
 
     finals: list[_Best] = []  # each start's best feasible point: the candidates of the final check
+    penalized = [False]  # the objective pays for clearance violation (after a failed restoration in this start)
 
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         if time.perf_counter() > deadline:
@@ -669,16 +671,19 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
             finals[-1].value, finals[-1].x = value, x.copy()
             if value < best.value:
                 best.value, best.x = value, x.copy()
+        if not penalized[0]:
+            return value, grad
         penalty, slope = problem.penalty(x)  # zero where feasible: guards SLSQP's steps (CLEARANCE_PENALTY)
         return value + penalty, grad + slope
 
     def run_start(x: np.ndarray) -> int:
         """SLSQP from ``x``; a run stalled outside the clearance rows is restored to feasibility and goes on with
-        the iterations left, until a run from a restored point gains nothing on the start's best feasible point
-        (UR10: 150 iterations, 84 s CPU, the last 50 s CPU restoring and leaving again with no gain). Returns the
-        iterations made."""
+        the iterations left (when it is too deep to restore: again from the start's best feasible point with
+        :data:`CLEARANCE_PENALTY` in the objective), until a run from a restored point gains nothing on the start's
+        best feasible point (UR10: 150 iterations, 84 s CPU, the last 50 s CPU restoring and leaving again with no
+        gain). Returns the iterations made."""
         done, left = 0, options.max_iterations
-        outside = [0]
+        outside, penalized[0] = [0], False
 
         def watch(z: np.ndarray) -> None:
             outside[0] = 0 if feasible(z) else outside[0] + 1
@@ -698,6 +703,10 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
             if restored_leg and not finals[-1].value < before:  # restored, left the rows again, nothing gained:
                 break  # the start has converged to where SLSQP leaves the rows
             restored = problem.restore(result.x, constraints[:2], feasible=feasible, deadline=deadline)
+            if restored is None and not penalized[0] and finals[-1].x is not None:
+                penalized[0], restored_leg = True, False  # too deep to restore: again from the start's best
+                x = finals[-1].x.copy()  # feasible point, the objective paying for any clearance violation
+                continue
             if restored is None:
                 break
             fun(restored)  # a candidate of this start
