@@ -9,6 +9,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from dynid_ros.cli.main import main
 from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model
@@ -16,8 +17,10 @@ from dynid_ros.robot.workcell import CollisionSettings
 
 from support.direct_clearance import direct_clearance, resolved_urdf
 from support.paths import REPO
+from support.robots import PANDA_ERD, UR5_ERD, example_robot_prefix, example_robot_urdf
 
 SHIPPED = REPO / "dynid_ros" / "robot" / "trajectories"
+UR10_ERD = "ur_description/urdf/ur10_robot.urdf"
 MARGIN = 0.02
 SAMPLE_HZ = 100.0
 
@@ -46,6 +49,26 @@ def test_the_shipped_trajectories_keep_clear_of_the_robot_and_its_table(name):
     summary = excitation.info["collision"]
     assert summary["margin_m"] == MARGIN and summary["smallest_clearance_m"] > 0
     assert summary["environment"] == ["table (plane)"] and summary["not_checked"] == []
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("relative", [PANDA_ERD, UR5_ERD, UR10_ERD], ids=["panda", "ur5", "ur10"])
+def test_dynid_excite_results_keep_clear_of_the_robot_and_its_table(relative, tmp_path):
+    """`dynid excite --urdf` on example-robot-data's arms as shipped (no config: the default 2 cm kept, the table
+    z = 0 under the base), one start, measured with pinocchio + coal directly over one period at 100 Hz: no pair of
+    links in contact, no link below the table, the table and the pairs that start apart by twice the margin at least
+    the margin away (less 1 mm). The UR10 (joints of +-2 pi) ended with no feasible trajectory before the optimizer's
+    clearance penalty and feasibility restoration."""
+    urdf = example_robot_urdf(relative)
+    out = tmp_path / "trajectory.yaml"
+    assert main(["excite", "--urdf", str(urdf), "--starts", "1", "--harmonics", "3", "--time-budget", "1800",
+                 "--no-progress", "--out", str(out)]) == 0  # a budget that never cuts the start: one result
+    trajectory = load_trajectory(out).trajectory
+    text = resolved_urdf(urdf, {"example-robot-data": example_robot_prefix() / "share" / "example-robot-data"})
+    found = direct_clearance(text, list(trajectory.joints), _samples(trajectory), margin=MARGIN)
+    assert found.in_collision == 0 and found.self_distance > 0, found
+    assert found.below_table == 0 and found.lowest >= MARGIN - 1e-3, found
+    assert found.regular >= MARGIN - 1e-3, found
 
 
 def _hand_positions(model: pin.Model, q: np.ndarray, frame: str) -> np.ndarray:

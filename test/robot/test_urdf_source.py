@@ -379,10 +379,7 @@ def test_the_excitation_criterion_does_not_depend_on_the_robots_size():
     assert max(scaled.values()) < 2 * min(scaled.values()) < 20 < MAX_SCALED_CONDITION_NUMBER, scaled
 
 
-@pytest.mark.parametrize("robot", ["so_arm_description/urdf/so100.urdf", pytest.param(
-    "ur_description/urdf/ur10_robot.urdf", marks=pytest.mark.xfail(reason="open: with collision clearance as "
-                                                                    "constraints the UR10's first start takes more "
-                                                                    "than 60 s here (was under 5 s without)"))])
+@pytest.mark.parametrize("robot", ["so_arm_description/urdf/so100.urdf", "ur_description/urdf/ur10_robot.urdf"])
 def test_excite_with_no_config_succeeds_on_a_small_and_a_large_arm(robot, tmp_path, capsys):
     """`dynid excite --urdf F` with no config: a 0.6 kg and a 29 kg arm of example-robot-data (one short start)."""
     out = tmp_path / "traj.yaml"

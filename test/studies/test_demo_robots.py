@@ -26,9 +26,7 @@ Z1_ERD = "z1_description/urdf/z1.urdf"
 SHORT_RUN = ["--time-budget", "40", "--cycles", "1"]  # clear of the robot and its table: 6 s did not finish a start
 
 
-@pytest.mark.parametrize("relative", [PANDA_ERD, UR5_ERD, pytest.param(UR10_ERD, marks=pytest.mark.xfail(
-    reason="open: the UR10's collision-aware excitation does not finish a start within the 40 s budget here"))],
-    ids=["panda", "ur5", "ur10"])
+@pytest.mark.parametrize("relative", [PANDA_ERD, UR5_ERD, UR10_ERD], ids=["panda", "ur5", "ur10"])
 def test_demo_urdf_as_shipped_within_noise_floor_feasible_closer_and_loadable(relative, tmp_path, capsys):
     urdf = example_robot_urdf(relative)
     assert "<mesh" in urdf.read_text()  # as shipped: meshes untouched
