@@ -20,6 +20,7 @@ from dynid_ros.fleet.batch import (
 )
 from dynid_ros.identification.options import METHODS, identification_options
 from dynid_ros.robot.config import load_config
+from dynid_ros.robot.drivers import joint_states_topic
 from dynid_ros.robot.resources import find_file
 
 NAME = "batch"
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--workers sizes a local cluster; an existing one (--address) has its own workers")
     require_dask()  # before any work: plan_batch creates --out
     urdf = robot_urdf(args.urdf, args.config)
-    section = load_config(args.config).get("identification") or {}
-    options = identification_options(section, vars(args))
+    config = load_config(args.config)
+    options = identification_options(config.get("identification") or {}, vars(args), topic=joint_states_topic(config))
     jobs = plan_batch(args.bags, args.out, urdf, options, args.xacro_arg)  # refuses a bad --out before any work
     from tqdm import tqdm
 

@@ -18,6 +18,7 @@ from dynid_ros.excitation import load_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
 from dynid_ros.reporting.result_directory import atomic_directory
 from dynid_ros.robot.config import config_section, load_config
+from dynid_ros.robot.drivers import joint_states_topic
 from dynid_ros.robot.workcell import CollisionSettings
 from dynid_ros.sim import Simulator, simulate_profile
 
@@ -43,7 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'excitation': limits and margins; 'collision': the clearance kept from the robot's own "
                              "links and its workcell)")
     add_collision_arguments(parser)
-    parser.add_argument("--topic", default="/joint_states", help="JointState topic (default /joint_states)")
+    parser.add_argument("--topic", default=None,
+                        help="JointState topic (default: the config's identification.topic, else the full-rate topic "
+                             "of its robot.driver, else /joint_states)")
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--ft-sensor-frame", default=None, metavar="FRAME",
                         help="a URDF frame on a moving link (e.g. the flange): a simulated 6-axis force/torque sensor "
@@ -71,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     cycles = args.cycles if args.cycles is not None else section.get("cycles", 1)
     excitation = load_trajectory(args.trajectory)
     started = time.perf_counter()
-    settings = CollisionSettings.from_config(load_config(args.config).get("collision"), config_path=args.config,
+    config = load_config(args.config)
+    args.topic = args.topic or joint_states_topic(config)  # what the robot's driver publishes, as identify reads it
+    settings = CollisionSettings.from_config(config.get("collision"), config_path=args.config,
                                              package_dirs=args.package_dir)
     sim = Simulator.from_config(args.urdf, section, seed=args.seed, noise=args.noise,
                                 joints=excitation.trajectory.joints, xacro_args=args.xacro_arg,

@@ -108,16 +108,18 @@ def position_torque_setting(value: object, joints: tuple[str, ...] | list[str] |
 
 
 def identification_options(config: Mapping[str, object] | None,
-                           overrides: Mapping[str, object] | None = None) -> IdentificationOptions:
+                           overrides: Mapping[str, object] | None = None, *,
+                           topic: str = "/joint_states") -> IdentificationOptions:
     """The options of one identification: ``overrides`` (flags or node parameters; absent or ``None`` = not
-    given) over ``config`` (the ``identification:`` section of a robot config) over the defaults.
+    given) over ``config`` (the ``identification:`` section of a robot config) over the defaults; ``topic``: the
+    default JointState topic (the robot config's, :func:`dynid_ros.robot.drivers.joint_states_topic`).
 
     Keys of ``overrides``: :data:`SIMPLE_KEYS`, ``start``, ``end``, ``total_mass`` ([lo, hi] kg, into
     ``bounds``) and ``pbpr_objective``, ``pbpr_starts``. The result is checked (:meth:`IdentificationOptions.check`).
     """
     config = dict(config or {})
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    defaults = IdentificationOptions()
+    defaults = IdentificationOptions(topic=topic)
     chosen = {key: given.get(key, config.get(key, getattr(defaults, key))) for key in SIMPLE_KEYS}
     bounds = dict(config.get("bounds") or {})
     if "total_mass" in given:

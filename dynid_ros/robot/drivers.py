@@ -14,6 +14,9 @@ Each profile is read from the driver's own launch and controllers files (Jazzy):
 
 A robot whose config names no driver is recognised by its joint names where a driver names them its own way
 (``panda_joint1``, ``fr3_joint1``: franka_ros2).
+
+The JointState topic of a config (:func:`joint_states_topic`) is the one every node and command uses by default:
+the simulator publishes it, the excitation supervises on it, the recorder records it, the identification reads it.
 """
 
 from __future__ import annotations
@@ -66,6 +69,27 @@ def driver_profile(name: str = "", joints: Iterable[str] = ()) -> DriverProfile 
     names = [str(joint) for joint in joints]
     return next((profile for profile in DRIVERS.values()
                  if any(joint.startswith(profile.joint_prefixes) for joint in names) and profile.joint_prefixes), None)
+
+
+DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
+"""The JointState topic of a robot whose config names neither a topic nor a driver."""
+
+
+def joint_states_topic(config: dict | None) -> str:
+    """The JointState topic of a loaded robot config: its ``identification: topic:`` when set, else the full-rate
+    topic of the driver it names (``robot: driver:``; franka_ros2: ``/franka/joint_states``), else
+    ``/joint_states``. A driver recognised only by the joint names does not choose it: the same joints in a
+    simulator or another driver publish ``/joint_states``.
+
+    Raises:
+        ConfigError: the config names an unknown driver.
+    """
+    config = config or {}
+    topic = str(((config.get("identification") or {}).get("topic")) or "")
+    if topic:
+        return topic
+    named = str(((config.get("robot") or {}).get("driver")) or "")
+    return driver_profile(named).joint_states_topic if named else DEFAULT_JOINT_STATES_TOPIC
 
 
 def config_driver(config: dict | None, joints: Iterable[str] = ()) -> DriverProfile | None:

@@ -3,8 +3,9 @@
 Parameters of a node are declared from one schema (a tuple of :class:`Param`) that the launch-file
 test also reads. A node's value comes, in this order, from an explicit ROS parameter (command line,
 launch file, parameter file), else the ``nodes: <node_name>:`` section of the robot config named by
-the ``config_file`` parameter (or ``config/<robot>.yaml`` for the ``robot`` parameter), else the
-schema's default. Values are coerced to the default's type, so ``rate_hz:=500`` works for a double.
+the ``config_file`` parameter (or ``config/<robot>.yaml`` for the ``robot`` parameter), else what the config
+implies (:func:`config_implied_defaults`: the JointState topic of its driver), else the schema's default.
+Values are coerced to the default's type, so ``rate_hz:=500`` works for a double.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.robot.collision import load_collision_model
 from dynid_ros.robot.collision_model import CollisionModel
 from dynid_ros.robot.config import load_config
+from dynid_ros.robot.drivers import joint_states_topic
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.resources import find_file, robot_file
 from dynid_ros.robot.workcell import CollisionSettings
@@ -91,6 +93,20 @@ def node_defaults(config: dict, node_name: str) -> dict:
     return section
 
 
+JOINT_STATE_TOPIC_PARAMS = {"joint_states_topic": str, "topics": list}
+"""Node parameters that name the robot's JointState topic (sim_node, excitation_node) or topics (recorder_node)."""
+
+
+def config_implied_defaults(config: dict, schema: Sequence[Param]) -> dict:
+    """Defaults a robot config implies for ``schema``'s parameters: the JointState topic of the robot
+    (:func:`dynid_ros.robot.drivers.joint_states_topic`; a Franka's ``/franka/joint_states``) for the parameters of
+    :data:`JOINT_STATE_TOPIC_PARAMS`, so that the simulator publishes, the excitation supervises on, the recorder
+    records and the identification reads the same topic."""
+    topic = joint_states_topic(config)
+    return {param.name: [topic] if JOINT_STATE_TOPIC_PARAMS[param.name] is list else topic
+            for param in schema if param.name in JOINT_STATE_TOPIC_PARAMS}
+
+
 def coerce(param: Param, value: object) -> object:
     """``value`` converted to the type of ``param.default``."""
     default = param.default
@@ -117,7 +133,8 @@ def coerce(param: Param, value: object) -> object:
 
 
 def declare_parameters(node: Node, schema: Sequence[Param]) -> dict:
-    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > config > default).
+    """Declare ``CONFIG_PARAMS`` and ``schema`` on ``node``; return {name: value} (explicit > the config's
+    ``nodes:`` section > what the config implies > default).
 
     Raises:
         ConfigError: a value outside the parameter's range, or of the wrong type.
@@ -138,6 +155,7 @@ def declare_parameters(node: Node, schema: Sequence[Param]) -> dict:
     unknown = sorted(set(defaults) - known)
     if unknown:
         raise ConfigError(f"{path}: nodes: {node.get_name()}: unknown parameter(s) {', '.join(unknown)}")
+    defaults = {**config_implied_defaults(config, schema), **defaults}
     for param in schema:
         default = coerce(param, defaults.get(param.name, param.default))
         values[param.name] = coerce(param, declare(param, default))

@@ -51,6 +51,7 @@ from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
 from dynid_ros.identification.options import IdentificationOptions, identification_options, parameter_overrides
 from dynid_ros.reporting.result_directory import REPORT_FILE, URDF_FILE
+from dynid_ros.robot.drivers import joint_states_topic
 from dynid_ros.robot.frames import frames_section
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
@@ -148,7 +149,9 @@ class IdentificationNode(Node):
     def options(self) -> IdentificationOptions:
         """The node's options: its parameters over the config's ``identification:`` section over the defaults, by
         the builder ``dynid identify`` uses (:func:`identification_options`)."""
-        return identification_options(self.params["_config"].get("identification"), parameter_overrides(self.params))
+        config = self.params["_config"]
+        return identification_options(config.get("identification"), parameter_overrides(self.params),
+                                      topic=joint_states_topic(config))
 
     def _run(self, bag: Path, out: Path) -> None:
         """One identification by ``dynid identify``'s entry (:func:`identify_into`), off the executor."""

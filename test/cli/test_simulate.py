@@ -19,6 +19,8 @@ from support.trajectories import write_short_panda_trajectory
 
 PANDA = robot_file("panda", "urdf")
 PANDA_CONFIG = robot_file("panda", "config")
+FRANKA_STATES = "/franka/joint_states"
+"""The Panda config names franka_ros2: its 1 kHz joint_state_broadcaster's topic, what a real Panda's run records."""
 PANDA_HOME = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7])
 
 
@@ -41,13 +43,14 @@ def test_simulate_writes_a_bag_that_rosbags_and_the_core_read(tmp_path, trajecto
     out = capsys.readouterr().out
     assert "simulated" in out and "tracking error" in out
     with AnyReader([bag]) as reader:
-        connections = [c for c in reader.connections if c.topic == "/joint_states"]
+        assert [c.topic for c in reader.connections] == [FRANKA_STATES]
+        connections = [c for c in reader.connections if c.topic == FRANKA_STATES]
         assert connections[0].msgtype == "sensor_msgs/msg/JointState"
         messages = list(reader.messages(connections=connections))
         first = reader.deserialize(messages[0][2], connections[0].msgtype)
     assert list(first.name) == [f"panda_joint{i}" for i in range(1, 8)]
     assert len(first.effort) == 7 and len(first.velocity) == 7
-    series = read_joint_states(bag)
+    series = read_joint_states(bag, topic=FRANKA_STATES)
     assert len(series) == len(messages)
     duration = series.t[-1] - series.t[0]
     assert 4.0 + 1.0 < duration < 4.0 + 10.0  # approach, 2 periods of 2 s, hold
@@ -71,7 +74,7 @@ def test_same_seed_same_bag(tmp_path, trajectory_file):
     assert main([*args, "--bag", str(tmp_path / "a")]) == 0
     assert main([*args, "--bag", str(tmp_path / "b")]) == 0
     assert main([*args, "--bag", str(tmp_path / "c"), "--noise", "0"]) == 0
-    a, b, c = (read_joint_states(tmp_path / name) for name in "abc")
+    a, b, c = (read_joint_states(tmp_path / name, topic=FRANKA_STATES) for name in "abc")
     assert np.array_equal(a.effort, b.effort) and np.array_equal(a.position, b.position)
     assert not np.allclose(a.effort, c.effort)
 

@@ -299,8 +299,9 @@ def test_identify_takes_a_meshed_xacro_with_arguments(tmp_path, panda_xacro, cap
     from support.ros_helpers import simulated_bag
 
     args = ["--urdf", str(panda_xacro), "--xacro-arg", "tool_mass:=1.25", "--xacro-arg", "prefix:=gripper_"]
-    bag = simulated_bag(tmp_path / "bag")  # the shipped Panda: the same joint names
-    assert main(["identify", *args, "--bag", str(bag), "--out", str(tmp_path / "result")]) == 0
+    bag = simulated_bag(tmp_path / "bag")  # the shipped Panda: the same joint names, franka_ros2's topic
+    assert main(["identify", *args, "--bag", str(bag), "--topic", "/franka/joint_states",
+                 "--out", str(tmp_path / "result")]) == 0
     out = capsys.readouterr().out
     assert "locked" in out and "panda_finger_joint1, panda_finger_joint2" in out
     identified = (tmp_path / "result" / URDF_FILE).read_text()

@@ -21,6 +21,7 @@ from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 from dynid_ros.ros.excitation_node import PARAMETERS, ExcitationNode
 
+from support.robots import FRANKA_STATES
 from support.ros_helpers import (
     Latest,
     call_trigger,
@@ -52,7 +53,7 @@ class Robot:
     ``follows``, moves the published pose along it as a joint_trajectory_controller does (the core's
     TrajectoryReference: the same interpolation as sim_node, without its dynamics) or to each streamed command."""
 
-    def __init__(self, spinner, names, pose, controller=True, follows=True, topic="/joint_states"):
+    def __init__(self, spinner, names, pose, controller=True, follows=True, topic=FRANKA_STATES):
         from dynid_ros.execution.trajectory_reference import TrajectoryReference
 
         self.node = spinner.add(Node("robot", context=spinner.context))
@@ -269,10 +270,10 @@ def test_topic_mode_is_not_done_when_the_robot_does_not_follow(spinner, trajecto
 
 
 def test_gripper_joint_states_on_the_same_topic_are_merged(spinner, trajectory_file, mid_pose):
-    """An arm driver and a gripper driver publish on /joint_states; the gripper's message is often the last one."""
+    """An arm driver and a gripper driver publish on one topic; the gripper's message is often the last one."""
     robot = Robot(spinner, PANDA, mid_pose)
     gripper = spinner.add(Node("gripper", context=spinner.context))
-    publisher = gripper.create_publisher(JointState, "/joint_states", 10)
+    publisher = gripper.create_publisher(JointState, FRANKA_STATES, 10)
     fingers = JointState(name=["panda_finger_joint1", "panda_finger_joint2"], position=[0.02, 0.02])
     gripper.create_timer(0.002, lambda: publisher.publish(fingers))
     excitation(spinner, trajectory_file)
@@ -321,12 +322,12 @@ def test_stale_and_missing_joint_states_are_refused(spinner, trajectory_file, mi
     robot.publishing = False
     excitation(spinner, trajectory_file, state_timeout=0.2)
     time.sleep(0.3)
-    refused(robot, "no /joint_states received")
+    refused(robot, "no /franka/joint_states received")  # the Panda config's topic (franka_ros2's, 1 kHz)
     robot.publishing = True
     time.sleep(0.2)
     robot.publishing = False
     time.sleep(0.5)
-    refused(robot, "/joint_states is stale")
+    refused(robot, "/franka/joint_states is stale")
 
 
 def test_limit_violating_trajectory_is_refused(spinner, trajectory_file, mid_pose, tmp_path):
@@ -451,7 +452,8 @@ def test_robot_from_a_latched_robot_description_topic_is_the_authority(spinner, 
     description = publisher.create_publisher(String, "/robot_description", latched_qos())
     description.publish(String(data=example_robot_urdf(PANDA_ERD).read_text()))
     path = write_wide(tmp_path / "wide.yaml", outside_urdf_trajectory())
-    robot = Robot(spinner, [*PANDA, "panda_finger_joint1", "panda_finger_joint2"], [*HOME, 0.0, 0.0])
+    robot = Robot(spinner, [*PANDA, "panda_finger_joint1", "panda_finger_joint2"], [*HOME, 0.0, 0.0],
+                  topic="/joint_states")  # no config: the default topic
     excitation(spinner, path, robot="", robot_description_topic="/robot_description",
                package_dirs=[str(example_robot_urdf(PANDA_ERD).parents[3])])  # its package:// collision meshes
     time.sleep(0.3)
@@ -478,7 +480,7 @@ class Arm:
 
         self.process, self.log = sim_process
         self.node = spinner.add(Node("watcher", context=spinner.context))
-        self.states = Latest(self.node, JointState, "/joint_states", 100)
+        self.states = Latest(self.node, JointState, FRANKA_STATES, 100)
         self.goals = Latest(self.node, GoalStatusArray, f"{ACTION}/_action/status", QoSProfile(
             depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.status = Latest(self.node, String, "/excitation_node/status", status_qos(), as_json=True)

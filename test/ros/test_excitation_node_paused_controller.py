@@ -22,6 +22,7 @@ import yaml
 
 from dynid_ros.robot.resources import robot_file
 
+from support.robots import FRANKA_STATES
 from support.ros2_control_stack import (
     ControlStack,
     controllers_file,
@@ -76,7 +77,7 @@ def sim_time_stack(folder, clock, urdf, controllers) -> ControlStack:
     from rclpy.parameter import Parameter
 
     for _attempt in range(ATTEMPTS):
-        stack = ControlStack(folder, urdf, controllers)
+        stack = ControlStack(folder, urdf, controllers, joint_states=FRANKA_STATES)  # franka.launch.py's remap
         client = clock.node.create_client(SetParameters, "/controller_manager/set_parameters")
         request = SetParameters.Request(parameters=[Parameter("use_sim_time", value=True).to_parameter_msg()])
         try:

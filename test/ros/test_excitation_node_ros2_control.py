@@ -26,6 +26,7 @@ import yaml
 
 from dynid_ros.robot.resources import robot_file
 
+from support.robots import FRANKA_STATES
 from support.ros2_control_stack import (
     control_stack,
     controllers_file,
@@ -77,12 +78,12 @@ def stack(tmp_path_factory, start_pose):
     controllers.write_text(yaml.safe_dump(content, sort_keys=False))
     with control_stack(folder, urdf, controllers, active=["joint_trajectory_controller"],
                        inactive=["forward_position_controller", "forward_velocity_controller",
-                                 "other_trajectory_controller"]) as running:
+                                 "other_trajectory_controller"], joint_states=FRANKA_STATES) as running:
         yield running
 
 
 class Watcher:
-    """/joint_states (wall time, stamp, positions, velocities in PANDA order) and excitation_node's ~/status."""
+    """/franka/joint_states (wall time, stamp, positions, velocities in PANDA order) and excitation_node's ~/status."""
 
     def __init__(self, spinner):
         from rclpy.node import Node
@@ -93,7 +94,7 @@ class Watcher:
         self.lock = threading.Lock()
         self.samples: list[tuple[float, float, np.ndarray, np.ndarray]] = []
         self.statuses: list[dict] = []
-        self.node.create_subscription(JointState, "/joint_states", self._state, 100)
+        self.node.create_subscription(JointState, FRANKA_STATES, self._state, 100)
         self.node.create_subscription(String, "/excitation_node/status", self._status, status_qos())
 
     def _state(self, msg):

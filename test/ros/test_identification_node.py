@@ -20,6 +20,7 @@ from dynid_ros.robot.resources import robot_file, share_path
 from dynid_ros.ros.identification_node import PARAMETERS, IdentificationNode
 
 from support.result_files import parameter_numbers, structure_figure
+from support.robots import FRANKA_STATES
 from support.ros_helpers import (
     Latest,
     assert_physically_consistent,
@@ -46,7 +47,7 @@ def test_parameters_mirror_the_cli(spinner):
             "update_robot_state_publisher"} <= names
     # unset parameters stay unset: the config and the defaults decide, through the same builder as the CLI
     panda = config_section(share_path("config/panda.yaml"), "identification")
-    assert node.options() == identification_options(panda, {})
+    assert node.options() == identification_options(panda, {}, topic=FRANKA_STATES)
     assert node.options().start is None and node.options().bounds["total_mass"] == [14.0, 22.0]
     services = dict(node.get_service_names_and_types_by_node("identification_node", "/"))
     assert services["/identification_node/identify"] == ["std_srvs/srv/Trigger"]

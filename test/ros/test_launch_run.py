@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from support.launch_stack import ROOT, ament_prefix, include, require_launch_stack, run_launch
-from support.robots import DATA, UR5_ERD, example_robot_urdf
+from support.robots import DATA, FRANKA_STATES, UR5_ERD, example_robot_urdf
 from support.ros_helpers import assert_physically_consistent, isolate_ros_environment
 
 UR5_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
@@ -93,12 +93,13 @@ def assert_job_done(run: object, processes: int) -> None:
 
 
 def assert_result(bag: Path, out: Path, joints: tuple[str, ...], trajectory: Path) -> None:
-    """The bag holds the whole excitation of ``joints``; the identified URDF is physically consistent."""
+    """The bag holds the whole excitation of ``joints`` (on the Panda config's /franka/joint_states, else on
+    /joint_states); the identified URDF is physically consistent."""
     import yaml
 
     from dynid_ros.data.bag_io import read_joint_states
 
-    series = read_joint_states(bag)
+    series = read_joint_states(bag, topic=FRANKA_STATES if joints == PANDA_JOINTS else "/joint_states")
     assert tuple(series.names) == joints
     period = yaml.safe_load(trajectory.read_text())["period_s"]
     assert series.t[-1] - series.t[0] >= period, (series.t[-1] - series.t[0], period)
@@ -352,7 +353,7 @@ def test_ctrl_c_during_the_motion_ends_every_node_with_status_0(launch_env, traj
     assert "Traceback" not in text and "process has died" not in text, text[-3000:]
     assert text.count("process has finished cleanly") == 5, text[-3000:]
     assert not (tmp_path / "result" / "identified.urdf").exists()
-    series = read_joint_states(tmp_path / "bag")  # closed: mcap summary written
+    series = read_joint_states(tmp_path / "bag", topic=FRANKA_STATES)  # closed: mcap summary written
     assert tuple(series.names) == PANDA_JOINTS and len(series.t) > 100
 
 

@@ -7,6 +7,7 @@ from contextlib import ExitStack
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from support.robots import FRANKA_STATES
 from support.ros_helpers import Latest, node_process, status_qos, wait_for, write_test_trajectory
 
 
@@ -20,7 +21,7 @@ def test_ctrl_c_stops_the_motion_closes_the_bag_and_every_node_exits_0(spinner, 
     recorder = Latest(helper, String, "/recorder_node/status", status_qos(), as_json=True)
     nodes = {
         "sim_node": {"robot": "panda", "truth": "nominal"},
-        "recorder_node": {"bag_path": str(bag), "autostart": True},
+        "recorder_node": {"robot": "panda", "bag_path": str(bag), "autostart": True},
         "excitation_node": {"robot": "panda", "trajectory_file": str(trajectory), "mode": "action", "cycles": 40,
                             "autostart": True},
     }
@@ -41,7 +42,7 @@ def test_ctrl_c_stops_the_motion_closes_the_bag_and_every_node_exits_0(spinner, 
         assert process.returncode == 0, f"{name}: {logs[name]}"
         assert "Traceback" not in logs[name] and "context is not valid" not in logs[name], logs[name]
     assert "node shutting down" in logs["excitation_node"]  # it stopped the motion it had sent
-    series = read_joint_states(bag)  # closed: metadata written, readable without repair
+    series = read_joint_states(bag, topic=FRANKA_STATES)  # closed: metadata written, readable without repair
     assert len(series.t) > 500
 
 

@@ -17,20 +17,22 @@ from dynid_ros.ros.identification_node import IdentificationNode
 from dynid_ros.ros.orchestrator_node import OrchestratorNode
 from dynid_ros.ros.recorder_node import RecorderNode
 
+from support.robots import FRANKA_STATES
 from support.ros_helpers import Latest, params, status_qos, wait_for, write_test_trajectory
 
 
 def test_aborted_excitation_stops_recording_and_skips_identification(spinner, tmp_path):
     trajectory = write_test_trajectory(tmp_path / "t.yaml", period=0.5, harmonics=2)
     robot = spinner.add(Node("robot", context=spinner.context))
-    states = robot.create_publisher(JointState, "/joint_states", 10)
+    states = robot.create_publisher(JointState, FRANKA_STATES, 10)
     # joint states with the wrong names: the excitation must refuse to move
     robot.create_timer(0.01, lambda: states.publish(JointState(name=[f"j{i}" for i in range(7)],
                                                                position=np.zeros(7).tolist())))
     sent = Latest(robot, JointTrajectory, "/joint_trajectory_controller/joint_trajectory")
     status = {name: Latest(robot, String, f"/{name}/status", status_qos(), as_json=True)
               for name in ("recorder_node", "excitation_node", "identification_node", "orchestrator_node")}
-    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(bag_path=str(tmp_path / "bag"))))
+    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(robot="panda",
+                                                                               bag_path=str(tmp_path / "bag"))))
     spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(
         robot="panda", trajectory_file=str(trajectory), mode="topic")))
     spinner.add(IdentificationNode(context=spinner.context, parameter_overrides=params(
@@ -89,7 +91,7 @@ class Robot:
     def __init__(self, spinner, pose, publishing=True):
         self.node = spinner.add(Node("robot", context=spinner.context))
         self.publishing = publishing
-        states = self.node.create_publisher(JointState, "/joint_states", 10)
+        states = self.node.create_publisher(JointState, FRANKA_STATES, 10)
         self.node.create_timer(0.01, lambda: self.publishing and states.publish(
             JointState(name=PANDA, position=[float(v) for v in pose])))
         self.sent = Latest(self.node, JointTrajectory, CONTROLLER_TOPIC)
@@ -111,7 +113,8 @@ def panda_trajectory(tmp_path, period):
 
 
 def recorder_and_excitation(spinner, tmp_path, trajectory):
-    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(bag_path=str(tmp_path / "bag"))))
+    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(robot="panda",
+                                                                               bag_path=str(tmp_path / "bag"))))
     spinner.add(ExcitationNode(context=spinner.context, parameter_overrides=params(
         robot="panda", trajectory_file=str(trajectory), mode="topic", wait_timeout=2.0)))
 

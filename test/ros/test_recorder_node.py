@@ -42,6 +42,8 @@ def test_parameters_services_and_defaults(spinner, tmp_path):
     assert node.get_parameter("topics").value == ["/joint_states"]
     assert node.get_parameter("storage").value == "mcap"
     assert node.get_parameter("autostart").value is False
+    panda = spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(robot="panda")))
+    assert panda.get_parameter("topics").value == ["/franka/joint_states"]  # franka_ros2's 1 kHz broadcaster
     services = dict(node.get_service_names_and_types_by_node("recorder_node", "/"))
     assert services["/recorder_node/start"] == ["std_srvs/srv/Trigger"]
     assert services["/recorder_node/stop"] == ["std_srvs/srv/Trigger"]

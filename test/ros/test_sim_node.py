@@ -18,6 +18,7 @@ from dynid_ros.robot.resources import robot_file
 from dynid_ros.ros.sim_node import PARAMETERS, SimNode
 
 from support.paths import REPO
+from support.robots import FRANKA_STATES
 from support.ros_helpers import Latest, params, robot_limits_of, status_qos, wait_for
 
 TOPIC = "/joint_trajectory_controller/joint_trajectory"
@@ -39,7 +40,7 @@ def test_parameters_and_joint_states_at_1khz(spinner, panda):
     assert node.get_parameter("rate_hz").value == 1000.0
     assert node.get_parameter("controller_name").value == "joint_trajectory_controller"
     helper = spinner.add(Node("helper", context=spinner.context))
-    states = Latest(helper, JointState, "/joint_states", 1000)
+    states = Latest(helper, JointState, FRANKA_STATES, 1000)
     wait_for(lambda: len(states.messages) > 1200, timeout=30, what="1200 joint states")
     msg = states.last
     assert list(msg.name) == list(panda.joints)
@@ -60,7 +61,7 @@ def test_follows_a_trajectory_and_ignores_wrong_joints(spinner, panda):
     spinner.add(SimNode(context=spinner.context, parameter_overrides=params(
         robot="panda", truth="nominal", initial_positions=q0.tolist())))
     helper = spinner.add(Node("helper", context=spinner.context))
-    states = Latest(helper, JointState, "/joint_states", 100)
+    states = Latest(helper, JointState, FRANKA_STATES, 100)
     publisher = helper.create_publisher(JointTrajectory, TOPIC, 10)
     wait_for(lambda: publisher.get_subscription_count() == 1 and states.messages, what="sim_node")
     np.testing.assert_allclose(states.last.position, q0, atol=2e-3)

@@ -28,3 +28,6 @@ def example_robot_urdf(relative: str) -> Path:
 PANDA_ERD = "panda_description/urdf/panda.urdf"
 UR5_ERD = "ur_description/urdf/ur5_robot.urdf"
 PANDA_ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
+FRANKA_STATES = "/franka/joint_states"
+"""franka_ros2's full-rate JointState topic (franka_bringup/launch/franka.launch.py remaps joint_state_broadcaster's
+joint_states there): the topic the shipped Panda config's nodes and commands use (robot.driver franka_ros2)."""

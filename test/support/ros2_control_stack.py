@@ -160,7 +160,9 @@ class ControlStack:
     """``ros2_control_node`` on a robot description with mock hardware, its controllers spawned, in ``folder``
     (logs there); every process in its own session, ended with SIGINT by :meth:`close`."""
 
-    def __init__(self, folder: Path, urdf_text: str, controllers: Path) -> None:
+    def __init__(self, folder: Path, urdf_text: str, controllers: Path, joint_states: str = "/joint_states") -> None:
+        """``joint_states``: the topic of joint_state_broadcaster, remapped as franka.launch.py does
+        (``('joint_states', 'franka/joint_states')`` on ros2_control_node) when not ``/joint_states``."""
         self.folder, self.controllers = folder, controllers
         self.environment = stack_environment()
         self.processes: list[subprocess.Popen] = []
@@ -168,7 +170,8 @@ class ControlStack:
         self._start("robot_description", [sys.executable, "-c", DESCRIPTION_PUBLISHER, str(folder / "robot.urdf")],
                     dict(os.environ))
         self.manager = self._start("ros2_control_node", ["ros2", "run", "controller_manager", "ros2_control_node",
-                                                         "--ros-args", "--params-file", str(controllers)],
+                                                         "--ros-args", "--params-file", str(controllers),
+                                                         *_remap("joint_states", joint_states)],
                                    self.environment)
 
     def _start(self, name: str, command: list[str], environment: dict[str, str]) -> subprocess.Popen:
@@ -210,12 +213,17 @@ class ControlStack:
                 process.wait()
 
 
+def _remap(name: str, topic: str) -> list[str]:
+    """``-r name:=topic`` for a ROS command line (nothing when ``topic`` is ``/name``)."""
+    return [] if topic == f"/{name}" else ["-r", f"{name}:={topic.lstrip('/')}"]
+
+
 @contextmanager
 def control_stack(folder: Path, urdf_text: str, controllers: Path, active: Sequence[str] = (),
-                  inactive: Sequence[str] = ()):
+                  inactive: Sequence[str] = (), joint_states: str = "/joint_states"):
     """A :class:`ControlStack` with ``joint_state_broadcaster`` and ``active`` spawned active, ``inactive`` loaded
     and configured; closed at the end."""
-    stack = ControlStack(folder, urdf_text, controllers)
+    stack = ControlStack(folder, urdf_text, controllers, joint_states)
     try:
         stack.spawn("joint_state_broadcaster", *active)
         if inactive:

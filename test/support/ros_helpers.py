@@ -238,21 +238,24 @@ def robot_limits_of(robot: str = "panda") -> object:
 
 
 def simulated_bag(path: Path, robot: str = "panda", period: float = 3.0, seed: int = 0) -> Path:
-    """A bag of the embedded robot (config truth, noise) running a short random excitation once."""
+    """A bag of the embedded robot (config truth, noise) running a short random excitation once, on the robot's
+    JointState topic (its config's: the Panda's /franka/joint_states)."""
 
     from dynid_ros.excitation.trajectory_file import load_trajectory
     from dynid_ros.execution.trajectory_execution import prepare_profile
     from dynid_ros.robot.config import load_config
+    from dynid_ros.robot.drivers import joint_states_topic
     from dynid_ros.robot.resources import robot_file
     from dynid_ros.sim import GroundTruth, Simulator, simulate_profile
 
     trajectory = load_trajectory(write_test_trajectory(path.with_suffix(".yaml"), robot, period=period, seed=seed))
-    section = load_config(robot_file(robot, "config")).get("simulation") or {}
+    config = load_config(robot_file(robot, "config"))
+    section = config.get("simulation") or {}
     sim = Simulator(robot_file(robot, "urdf"), truth=GroundTruth.from_config(section))
     profile = prepare_profile(trajectory, trajectory.limits.position.mean(axis=1), 1, 1000.0, robot_limits_of(robot))
     t, q, dq, ddq = profile.sample_at_rate(1000.0)
     series = simulate_profile(sim, t, q, dq, ddq, progress=False)
-    return write_joint_states(path, series)
+    return write_joint_states(path, series, topic=joint_states_topic(config))
 
 
 def assert_physically_consistent(urdf_text: str) -> object:
