@@ -74,12 +74,12 @@ def test_com_tolerance_scales_with_the_link_and_joint_terms_start_from_the_descr
     small[4:] *= 0.01
     joint_terms = np.array([0.3, 1.5, 0.01, 0.05, 0.2, 0.002])  # j1: fv, fc, Ia; j2: fv, fc, Ia (URDF values)
     prior = cad_prior(np.concatenate([big, small, joint_terms]), layout, PriorTolerances(),
-                      joint_scales=np.ones(26))
+                      joint_scales=np.full(26, 2.0))  # each term alone explains less than its joint's RMS torque
     first_moment_std = [prior.std[layout.link_slice(k)][1] for k in range(2)]  # m * sigma_c along x
     assert first_moment_std[0] == pytest.approx(10.0 * first_moment_std[1], rel=1e-6)
     assert np.allclose(prior.mean[20:], joint_terms)
     absolute = cad_prior(np.concatenate([big, small, joint_terms]), layout, PriorTolerances(com=0.03),
-                         joint_scales=np.ones(26))
+                         joint_scales=np.full(26, 2.0))
     assert absolute.std[1] == pytest.approx(absolute.std[11], rel=1e-6)  # the config's metres: the same for both
 
 
