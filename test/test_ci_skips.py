@@ -178,10 +178,11 @@ def test_ci_script_runs_the_readme_test_command_with_ci_set_and_the_data_beside_
         "CI": "true", "PANDA": str(shared / "data/panda_gaz2019"), "NOCACHE": "1",
         "DVRK": str(shared / "data/dvrk_wpi"), "ROSDISTRO": str(shared / "rosdistro"), "BLAS": "", "PWD": "repo"}
     assert calls[0][:2] == ("python3", "-m venv .ci-venv")  # a fresh venv first
-    # then the numerical rooms with the BLAS kernel some machines choose (the corpus is not in CI yet: README)
+    # then the corpus, and the numerical rooms with the BLAS kernel some machines choose
     assert [call[1] for call in pytest_calls[1:]] == [
+        "-m pytest -m corpus -n 2 --durations=20",
         "-m pytest test/dynamics test/estimation test/excitation test/identification"]
-    assert variables(pytest_calls[1])["BLAS"] == "Haswell" and variables(pytest_calls[1])["CI"] == "true"
+    assert variables(pytest_calls[2])["BLAS"] == "Haswell" and variables(pytest_calls[2])["CI"] == "true"
 
 
 def test_ci_script_runs_what_read_the_shared_folder_on_a_clone_without_it(tmp_path):
