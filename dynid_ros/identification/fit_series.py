@@ -22,7 +22,7 @@ class FitSeries:
         tau: recorded effort, unfiltered (the reference of the relative error) (N, n).
         tau_hat: torque predicted by the identified model (N, n).
         rows: the rows the estimate was fitted to, sample-major (N * n,) (joints below ``min_speed`` left out);
-            None: all.
+            None: all, or a fit to another torque than ``tau`` (the signs chosen for ``|tau|``).
     """
 
     joints: list[str]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.data.bag_io import read_joint_states
+from dynid_ros.data.bag_io import JOINT_STATE_TYPE, bag_info, read_joint_states
 from dynid_ros.data.bag_stream import BagScan, scan_joint_states
 from dynid_ros.data.gains_file import read_gains, scale_by_name
 from dynid_ros.data.joint_states import JointStateSeries, held_positions
@@ -114,6 +114,21 @@ def scan_gains(scan: BagScan, model: RobotModel, gains: dict[str, float] | None,
     return np.array([gains.get(j, 1.0) for j in model.joints])
 
 
+def bag_topic(bag: str | Path, options: IdentificationOptions) -> tuple[str, str | None]:
+    """The JointState topic to read from ``bag`` and a note when it is not ``options.topic``: a topic that was only
+    the default (``options.topic_given`` false) and is not in the bag gives way to the bag's one JointState topic (a
+    Franka's run recorded as ``/joint_states`` by a simulator, a robot without a config recorded on its driver's
+    topic); a named topic is read as named (its absence is the reader's one-line error)."""
+    if options.topic_given:
+        return options.topic, None
+    topics = bag_info(bag)["topics"]
+    states = sorted(name for name, kind in topics.items() if kind == JOINT_STATE_TYPE)
+    if options.topic in topics or len(states) != 1:
+        return options.topic, None
+    return states[0], (f"joint states read from {states[0]}, the bag's one sensor_msgs/JointState topic (the "
+                       f"default {options.topic} is not in it; --topic names another)")
+
+
 def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str | Path | None = None,
                  dh: str | Path | None = None, model: RobotModel | None = None, timer: StageTimer | None = None,
                  xacro_args: list[str] | None = None, scan: BagScan | None = None,
@@ -127,6 +142,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
     effort factors of ``--effort-scale-file``, applied to each sample on the way in."""
     options.check()
     require_torque(options.effort_unit, options.effort_scale, gains_file)
+    options.topic, topic_note = bag_topic(bag, options)
     timer = timer or StageTimer()
     gains = effort_gains(options, gains_file)
     with timer.stage("read_bag"):
@@ -138,6 +154,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
     if series is not None:
         result = _identify_series(series, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
         result.warnings[:0] = in_memory_warnings(options)
+        result.notes[:0] = [topic_note] if topic_note else []
         return result
     start = float(scan.t[0]) if len(scan.t) else None
     model, warnings = scanned_model(scan, options, timer, model=model, urdf=urdf, dh=dh, xacro_args=xacro_args)
@@ -148,6 +165,7 @@ def identify_bag(bag: str | Path, options: IdentificationOptions, *, urdf: str |
     del scan  # the stamps of every message: not needed any more
     result = identify_processed(data, options, model, timer, warnings=warnings)
     result.recording_start_s = start
+    result.notes[:0] = [topic_note] if topic_note else []
     return result
 
 

@@ -296,7 +296,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
                                   {**asdict(processing), "segments": data.segments,
                                    **({} if record is None else {"cutoff_choice": record})},
                                   [m.to_dict() for m in missing], realism, estimate.delta_std, estimate.inflation)
-    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted, kept)
+    result.fit = FitSeries(list(model.joints), data.t, data.q, data.dq, data.ddq, data.tau_raw, predicted,
+                           kept if fit_target is None else None)  # a fit target's rows fit another torque (|tau|)
     result.untrusted_nominal = groups.untrusted if options.prior == "nominal" else ()
     result.excitation = excitation_quality(model, w_b, data.q, data.dq)
     grazed = estimate.polish is None or estimate.polish["margin_only"]  # a hair under the safety margin: report.json

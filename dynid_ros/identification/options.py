@@ -42,6 +42,10 @@ class IdentificationOptions:
     consistency: str = "full"
     solver: str = "clarabel"
     topic: str = "/joint_states"
+    topic_given: bool = True
+    """Whether ``topic`` was named (a flag, a parameter, the config's ``identification: topic``); when it was only
+    the default (the robot's driver's topic, else ``/joint_states``), a bag without it whose one JointState topic is
+    another is read from that one, with a note (:func:`dynid_ros.identification.identify.bag_topic`)."""
     start: float | None = None
     end: float | None = None
     effort_scale: list[float] | None = None
@@ -130,6 +134,7 @@ def identification_options(config: Mapping[str, object] | None,
         **chosen, start=given.get("start"), end=given.get("end"), bounds=bounds,
         processing=dict(config.get("processing") or {}), prior_tolerance=dict(config.get("prior_tolerance") or {}),
         pbpr=pbpr, position_torque=dict(config.get("model") or {}).get("position_torque", defaults.position_torque))
+    options.topic_given = "topic" in given or bool(config.get("topic"))
     options.armature, options.strict = bool(options.armature), bool(options.strict)
     options.unmodelled_load = bool(options.unmodelled_load)
     options.check()

@@ -138,7 +138,10 @@ def _check_against_nominal(result: IdentificationResult, check: ResultCheck) -> 
     energy = max(float(tau @ tau), 1e-300)
     r, rho1, rho2 = compress(w_b, tau)
     rss_floor = rho2**2  # the best least-squares fit of the same model on the same rows
-    rss = float(np.sum(np.square(np.asarray(fit.residual, dtype=float).reshape(-1)[kept])))
+    if fit.rows is None:  # every row (or a fit to another torque, e.g. |tau|'s chosen signs): the result's own error
+        rss = result.relative_error**2 * energy
+    else:
+        rss = float(np.sum(np.square(np.asarray(fit.residual, dtype=float).reshape(-1)[kept])))
     fitted_error = float(np.sqrt(rss / energy))  # the candidate's, on those rows
     check.least_squares_relative_error = float(np.sqrt(rss_floor / energy))
     rows, n_base = int(kept.sum()), w_b.shape[1]

@@ -60,3 +60,28 @@ def test_hyperparameters_come_from_the_flag_the_parameter_or_the_config_key():
         == "evidence"  # the flag wins over the config
     with pytest.raises(ConfigError, match="--hyperparameters must be one of evidence, stated"):
         identification_options({"hyperparameters": "tuned"})
+
+
+def _bag(path, *topics):
+    import numpy as np
+
+    from dynid_ros.data.bag_io import write_joint_states
+    from dynid_ros.data.joint_states import JointStateSeries
+
+    t = np.arange(5) * 0.01
+    series = JointStateSeries(["j1"], t, np.zeros((5, 1)), np.zeros((5, 1)), np.zeros((5, 1)))
+    return write_joint_states(path, series, topic=topics[0])
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ({}, "/joint_states"),  # the config's default (the Franka driver's topic) is not in the bag: its one topic
+    ({"topic": "/franka/joint_states"}, "/franka/joint_states"),  # named: read as named (absent: the reader says so)
+])
+def test_a_default_topic_missing_from_the_bag_gives_way_to_its_one_joint_state_topic(tmp_path, given, expected):
+    from dynid_ros.identification.identify import bag_topic
+
+    bag = _bag(tmp_path / "bag", "/joint_states")
+    options = identification_options({}, given, topic="/franka/joint_states")
+    topic, note = bag_topic(bag, options)
+    assert topic == expected
+    assert (note is not None) == (not given) and (note is None or "/joint_states" in note and "--topic" in note)
