@@ -32,7 +32,7 @@ def test_derived_config_is_scaled_to_the_robot_and_accepted_by_every_tool():
         truth = GroundTruth.from_config(config["simulation"])
         values = truth.joint_values(model)
         assert all(values[k].shape == (n,) and np.all(values[k] >= 0) for k in ("fv", "fc", "Ia", "noise"))
-        kp, kd = Gains.from_config(controller).resolve(model)
+        kp, kd = Gains.from_config(controller).resolve(scales.apparent_inertia)
         assert kp.shape == kd.shape == (n,)
     light, heavy = (joint_scales(load_model(urdf=example_robot_urdf(r))) for r in (PANDA_ERD, UR10_ERD))
     assert heavy.load.max() > 2 * light.load.max()  # the UR10 carries more: friction and noise follow

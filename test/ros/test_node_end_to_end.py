@@ -26,7 +26,7 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
     orchestrator = Latest(helper, String, "/orchestrator_node/status", status_qos(), as_json=True)
     nodes = [
         ("sim_node", {"robot": "panda"}),
-        ("recorder_node", {"bag_path": str(bag)}),
+        ("recorder_node", {"robot": "panda", "bag_path": str(bag)}),
         ("excitation_node", {"robot": "panda", "trajectory_file": str(trajectory), "mode": "topic"}),
         ("identification_node", {"robot": "panda", "bag_path": str(bag), "output_dir": str(out)}),
         ("orchestrator_node", {"settle_time": 0.5, "shutdown_when_done": True}),

@@ -238,8 +238,9 @@ def test_a_joint_state_topic_too_slow_for_an_identification_is_named_with_the_dr
     helper = spinner.add(Node("helper", context=spinner.context))
     publisher = helper.create_publisher(JointState, "/joint_states", 100)
     status = Latest(helper, String, "/recorder_node/status", status_qos(), as_json=True)
-    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(
-        bag_path=str(tmp_path / "bag"), autostart=True, **({"robot": robot} if robot else {}))))
+    spinner.add(RecorderNode(context=spinner.context, parameter_overrides=params(  # the merged topic, named
+        bag_path=str(tmp_path / "bag"), autostart=True, topics=["/joint_states"],
+        **({"robot": robot} if robot else {}))))
     stop = threading.Event()
     thread = threading.Thread(target=publish_at, args=(publisher, rate_hz, stop), daemon=True)
     thread.start()
