@@ -186,18 +186,21 @@ def test_disk_full_fails_at_once_and_keeps_what_was_flushed(tmp_path, spinner, s
         bag = tmp_path / "disk" / "bag"
         with node_process("recorder_node", {"bag_path": str(bag), "autostart": True, "storage": storage},
                           tmp_path / "rec.log", preexec_fn=preexec):
-            deadline = time.monotonic() + SAFETY_NET_S  # a hung wait fails, not a speed claim
-            while (status.last or {}).get("state") != "recording" or publisher.get_subscription_count() == 0:
-                assert time.monotonic() < deadline, f"recorder did not start: {status.last}"
-                time.sleep(0.05)
-            sent, started = 0, time.monotonic()
-            while (status.last or {}).get("state") == "recording":
-                assert time.monotonic() - started < SAFETY_NET_S, "the recorder never noticed the full disk"
+            wait_for(lambda: (status.last or {}).get("state") == "recording"
+                     and publisher.get_subscription_count() > 0, SAFETY_NET_S, "the recorder to start")
+            sent = 0
+
+            def publish_until_the_disk_is_full() -> bool:
+                nonlocal sent
+                if (status.last or {}).get("state") != "recording":
+                    return True
                 for _ in range(10):
                     publisher.publish(JointState(name=names, position=[0.001 * sent] * 7, velocity=[1.0] * 7,
                                                  effort=[0.5] * 7))
                     sent += 1
-                time.sleep(0.02)
+                return False
+
+            wait_for(publish_until_the_disk_is_full, SAFETY_NET_S, "the recorder to notice the full disk")
             failed = status.last
             reason = errno_text if storage == "mcap" else "disk"  # sqlite: "database or disk is full", "disk I/O error"
             assert failed["state"] == "failed", failed
