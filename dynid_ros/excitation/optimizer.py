@@ -647,10 +647,11 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     problem = _problem(source, options)
     model, limits, base = problem.model, problem.limits, problem.base
     best = _Best()
-    constraints = [
+    linear = [  # joint limits, rest at the period's ends: also kept by a feasibility restoration
         {"type": "ineq", "fun": lambda x: problem.b_ub - problem.a_ub @ x, "jac": lambda x: -problem.a_ub},
         {"type": "eq", "fun": lambda x: problem.a_eq @ x, "jac": lambda x: problem.a_eq},
     ]
+    constraints = list(linear)
     if problem.has_nonlinear:
         constraints.append({"type": "ineq", "fun": problem.nonlinear_constraints,
                             "jac": problem.nonlinear_jacobian})
@@ -702,7 +703,7 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
                 break
             if restored_leg and not finals[-1].value < before:  # restored, left the rows again, nothing gained:
                 break  # the start has converged to where SLSQP leaves the rows
-            restored = problem.restore(result.x, constraints[:2], feasible=feasible, deadline=deadline)
+            restored = problem.restore(result.x, linear, feasible=feasible, deadline=deadline)
             if restored is None and not penalized[0] and finals[-1].x is not None:
                 penalized[0], restored_leg = True, False  # too deep to restore: again from the start's best
                 x = finals[-1].x.copy()  # feasible point, the objective paying for any clearance violation
