@@ -27,7 +27,7 @@ from dynid_ros.data.bag_io import read_joint_states, write_joint_states
 from dynid_ros.data.output_paths import DEMO, fresh_output_directory
 from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.position_torque import terms_from_dict
-from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
+from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation, save_trajectory
 from dynid_ros.execution.robot_limits import checked_profile, robot_limits
 from dynid_ros.identification.options import identification_options
 from dynid_ros.identification.timing import StageTimer
@@ -177,10 +177,13 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
         f"{truth_delta[layout.indices('m')].sum():.2f} kg vs nominal {nominal[layout.indices('m')].sum():.2f} kg), "
         "friction and armature added")
 
-    bags, excitation_info = {}, {}
+    bags, excitation_info, trajectories = {}, {}, {}
     for step, kind in ((2, "identification"), (3, "validation")):
         with timer.stage(f"excitation_{kind}"):
             excitation = _trajectory(robot, kind, model, seed, time_budget_s, progress)
+            if not robot.shipped_trajectories:  # kept: the user can check it, run it on the robot, or reuse it
+                trajectories[kind] = out / "trajectories" / f"{kind}.yaml"
+                save_trajectory(trajectories[kind], excitation)
         with timer.stage(f"simulate_{kind}"):
             sim = Simulator(robot.urdf, truth=truth, seed=seed + step, gains=gains,  # nominal-model controller
                             joints=robot.joints, collision=CollisionSettings.from_config(config.get("collision")))
@@ -241,7 +244,8 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
             "timings_s": timer.timings,
             "files": {"bags": {k: str(v) for k, v in bags.items()}, "result": str(out / "result"),
                       "truth_urdf": str(truth_urdf), "config": str(out / "config.yaml"),
-                      "plots": [torque_png.name, params_png.name]},
+                      "plots": [torque_png.name, params_png.name],
+                      "trajectories": {k: str(v) for k, v in trajectories.items()}},
         }
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (out / "report.md").write_text(_markdown(summary, result, distances, evaluated))

@@ -25,3 +25,4 @@ def test_demo_identifies_within_noise_floor_feasible_and_closer_to_truth(robot, 
     for name in ("identified.urdf", "parameters.yaml", "report.json"):
         assert (out / "result" / name).is_file()
     assert str(out / "report.md") in capsys.readouterr().out  # tells where the files are
+    assert summary["files"]["trajectories"] == {} and not (out / "trajectories").exists()  # the shipped ones ran

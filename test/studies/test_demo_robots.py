@@ -14,6 +14,7 @@ import pytest
 
 from dynid_ros.cli.main import main
 from dynid_ros.errors import ConfigError
+from dynid_ros.excitation import load_trajectory
 from dynid_ros.robot.model import load_model
 from dynid_ros.robot.robot_defaults import named_gripper_joints
 from dynid_ros.sim import Gains, Simulator
@@ -40,6 +41,9 @@ def test_demo_urdf_as_shipped_within_noise_floor_feasible_closer_and_loadable(re
     assert summary["excitation"]["identification"]["saturated_steps"] == 0
     assert set(summary["timings_s"]) >= {"excitation_identification", "excitation_validation"}
     assert str(out / "report.md") in capsys.readouterr().out
+    for kind in ("identification", "validation"):  # the optimized excitations are kept, as dynid excite writes them
+        written = load_trajectory(summary["files"]["trajectories"][kind])
+        assert written.condition_number == pytest.approx(summary["excitation"][kind]["condition_number"])
 
     identified = out / "result" / "identified.urdf"
     joints = summary["joints"]
