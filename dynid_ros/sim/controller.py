@@ -192,9 +192,10 @@ class TrackingController:
             tau = pin.rnea(self._urdf_model, self._urdf_data, config, dq, ddq_ref)  # the URDF's (no rotor inertia)
             return (tau + self._fv * dq + self._fc * np.sign(dq) + self.kp * error + self.kd * rate
                     + self.friction_compensation * np.sign(dq_ref))
-        # the default: along the reference, every direction of the arm one critically damped loop at omega
+        # the default: along the reference, every direction of the arm one critically damped loop at omega,
+        # M(q_ref) (ddq_ref + u) + C(q_ref, dq_ref) dq_ref + g(q_ref) in one RNEA (linear in the acceleration, rotor
+        # inertia included: the inverse dynamics control of Siciliano et al. 2009 §8.5.2, without building M by CRBA)
         config = q_ref if self._plain else self._model.configuration(q_ref)
-        tau = pin.rnea(self._pin_model, self._data, config, dq_ref, ddq_ref)
-        feedback = self.mass_matrix(config) @ (self._omega**2 * error + 2.0 * self._omega * rate)
-        return (tau + self._fv * dq + self._fc * np.sign(dq_ref) + feedback
-                + self.friction_compensation * np.sign(dq_ref))
+        outer = self._omega**2 * error + 2.0 * self._omega * rate
+        tau = pin.rnea(self._pin_model, self._data, config, dq_ref, ddq_ref + outer)
+        return (tau + self._fv * dq + self._fc * np.sign(dq_ref) + self.friction_compensation * np.sign(dq_ref))

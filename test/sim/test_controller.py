@@ -107,3 +107,26 @@ def test_a_mimic_follower_gets_the_same_controller_and_a_stable_inertia(tmp_path
     run = simulate_profile(sim, t, *reference, progress=False)
     assert run.info["saturated_steps"] == 0
     assert np.abs(run.position - reference[0]).max() < 1e-3
+
+
+@pytest.mark.parametrize("robot", ["ur5e_drives", "mimic"])
+def test_the_default_feedback_is_the_arms_inertia_at_the_reference_times_the_pd(robot, tmp_path):
+    """The default law is RNEA along the reference plus M(q_ref) (omega^2 e + 2 omega e'): a position error e (the
+    measured velocity equal to the reference's, so the friction terms are the same) adds M(q_ref) omega^2 e, with M
+    built by CRBA here, the drives' rotor inertia and a mimic follower included."""
+    if robot == "mimic":
+        path = tmp_path / "middle.urdf"
+        path.write_text(MIDDLE_FOLLOWER)
+        sim = Simulator(path)
+    else:
+        sim = Simulator(UR5E, GroundTruth(armature=ARMATURE))
+    controller = sim._controller
+    n = sim.model.n_dof
+    omega = STABLE_FRACTION / sim.timestep
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, q_ref, dq_ref, ddq_ref = (rng.uniform(-1.0, 1.0, n) for _ in range(4))
+        inertia = controller.mass_matrix(sim.model.configuration(q_ref))
+        added = (controller.torque(q, dq_ref, q_ref, dq_ref, ddq_ref)
+                 - controller.torque(q_ref, dq_ref, q_ref, dq_ref, ddq_ref))
+        np.testing.assert_allclose(added, inertia @ (omega**2 * (q_ref - q)), rtol=1e-9)
