@@ -7,7 +7,12 @@ import sys
 import time
 from pathlib import Path
 
-from dynid_ros.cli.common import add_model_arguments, add_xacro_argument, joint_list
+from dynid_ros.cli.common import (
+    add_hyperparameter_scales_argument,
+    add_model_arguments,
+    add_xacro_argument,
+    joint_list,
+)
 from dynid_ros.errors import ConfigError
 from dynid_ros.fleet.batch import (
     SUMMARY_CSV,
@@ -18,7 +23,8 @@ from dynid_ros.fleet.batch import (
     summary,
     write_summary,
 )
-from dynid_ros.identification.options import METHODS, identification_options
+from dynid_ros.identification.options import HYPERPARAMETERS, METHODS, identification_options
+from dynid_ros.reporting.result_directory import hyperparameter_scales_argument
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.drivers import joint_states_topic
 from dynid_ros.robot.resources import find_file
@@ -47,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--end", type=float, default=None, help="window end, seconds from the first message")
     add_model_arguments(parser, friction_default=None)
     parser.add_argument("--method", choices=METHODS, default=None, help="estimator (see dynid identify --help)")
+    parser.add_argument("--hyperparameters", choices=HYPERPARAMETERS, default=None,
+                        help="stated (default) or evidence, as dynid identify's; with evidence the first bag's "
+                             "evidence chooses the prior's scales and every other bag is identified with them")
+    add_hyperparameter_scales_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -72,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     require_dask()  # before any work: plan_batch creates --out
     urdf = robot_urdf(args.urdf, args.config)
     config = load_config(args.config)
-    options = identification_options(config.get("identification") or {}, vars(args), topic=joint_states_topic(config))
+    options = identification_options(config.get("identification") or {}, {
+        **vars(args), "hyperparameter_scales": hyperparameter_scales_argument(args.hyperparameter_scales)},
+        topic=joint_states_topic(config))
     jobs = plan_batch(args.bags, args.out, urdf, options, args.xacro_arg)  # refuses a bad --out before any work
     from tqdm import tqdm
 

@@ -49,6 +49,15 @@ def add_model_arguments(parser: argparse.ArgumentParser, friction_default: str |
                         help="identify rotor inertia (armature) per joint")
 
 
+def add_hyperparameter_scales_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--hyperparameter-scales``: the prior's scales given (a result directory's, or numbers), not chosen."""
+    parser.add_argument("--hyperparameter-scales", default=None, metavar="RESULT_DIR|mass=S,com=S,inertia=S,joint=S",
+                        help="FBPE's prior scale per group given instead of chosen by the evidence: the scales a "
+                             "result's estimate used (its directory) or the four numbers (times the stated "
+                             "tolerances); the evidence then chooses the noise per joint only. Runs compared for "
+                             "drift must share them (dynid batch gives every bag its first bag's)")
+
+
 def joint_list(text: str) -> list[str]:
     """An argparse type: comma-separated joint names as a list (at least one)."""
     names = [n.strip() for n in text.split(",") if n.strip()]

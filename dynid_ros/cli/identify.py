@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid_ros.cli.common import add_model_arguments, add_robot_arguments, float_list
+from dynid_ros.cli.common import (
+    add_hyperparameter_scales_argument,
+    add_model_arguments,
+    add_robot_arguments,
+    float_list,
+)
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
 from dynid_ros.identification.options import HYPERPARAMETERS, METHODS
+from dynid_ros.reporting.result_directory import hyperparameter_scales_argument
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 from dynid_ros.workflow.payload_run import PayloadInputs, identify_payload_into
 
@@ -57,9 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
     parser.add_argument("--hyperparameters", choices=HYPERPARAMETERS, default=None,
                         help="FBPE's prior scale per group (link masses, CoMs, inertias, joint terms) and noise per "
-                             "joint: evidence = chosen by the data, type-II maximum likelihood on the linear-Gaussian "
-                             "part (MacKay 1992); stated = the prior_tolerance values and the residual "
+                             "joint: evidence = chosen by the data, type-II maximum likelihood on the "
+                             "linear-Gaussian part (MacKay 1992), checked against its wide-prior limit by "
+                             "time-blocked cross-validation; stated = the prior_tolerance values and the residual "
                              "variance as given (default)")
+    add_hyperparameter_scales_argument(parser)
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")
     parser.add_argument("--strict", action="store_true", default=None,
@@ -94,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     inputs = RunInputs(bag=_path(args.bag), mass_matrix=_path(args.mass_matrix), urdf=_path(args.urdf),
                        dh=_path(args.dh), config=_path(args.config), xacro_args=tuple(args.xacro_arg or ()),
                        effort_scale_file=_path(args.effort_scale_file), abs_effort=args.abs_effort, beam=args.beam)
-    run_ = identify_into(args.out, inputs, vars(args), argv=getattr(args, "argv", None))
+    overrides = {**vars(args), "hyperparameter_scales": hyperparameter_scales_argument(args.hyperparameter_scales)}
+    run_ = identify_into(args.out, inputs, overrides, argv=getattr(args, "argv", None))
     for note in run_.notes:
         print(f"note: {note}")
     for warning in run_.warnings:

@@ -41,6 +41,7 @@ choice) and the evidence along each group's scale are what :meth:`Hyperparameter
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,7 @@ import scipy.linalg
 import scipy.optimize
 from threadpoolctl import threadpool_limits
 
+from dynid_ros.errors import ConfigError
 from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.estimation.prior import GROUPS, PriorGroups, PriorTolerances
 from dynid_ros.estimation.residual_model import NOISE_FLOOR
@@ -240,6 +242,9 @@ class HyperparameterChoice:
     log_evidence: float
     log_evidence_stated: float
     curve: dict[str, list[tuple[float, float]]]
+    given: bool = False
+    """Whether the scales were given (pinned, e.g. a fleet's reference run's) rather than chosen: the evidence then
+    chooses the noise per joint only."""
 
     @property
     def noise(self) -> np.ndarray:
@@ -249,7 +254,8 @@ class HyperparameterChoice:
     def to_dict(self, joints: list[str] | tuple[str, ...]) -> dict:
         """``report.json`` ``hyperparameters``."""
         return {"method": "evidence", "reference": "MacKay 1992; Tipping 2001; Rasmussen & Williams 2006 ch. 5",
-                "scales": dict(self.scales), "tolerances": self.tolerances.to_dict(),
+                "scales_source": "given" if self.given else "evidence", "scales": dict(self.scales),
+                "tolerances": self.tolerances.to_dict(),
                 "stated_tolerances": self.stated.to_dict(), "hyperprior_spread": HYPERPRIOR_SPREAD,
                 "noise_std": {j: float(v) for j, v in zip(joints, self.noise_std)},
                 "inflation": {j: float(v) for j, v in zip(joints, self.inflation)},
@@ -261,30 +267,56 @@ class HyperparameterChoice:
         """One console line: the chosen tolerances and what the data prefer over the stated ones."""
         t = self.tolerances
         com = f"com {t.com:.3g} m" if t.com is not None else f"com {t.com_relative:.3g} of the link size"
-        return (f"prior chosen by the evidence: mass {t.mass:.3g}, {com}, inertia {t.inertia:.3g}, joint terms "
+        how = "given" if self.given else "chosen by the evidence"
+        return (f"prior {how}: mass {t.mass:.3g}, {com}, inertia {t.inertia:.3g}, joint terms "
                 f"{t.joint:.3g} (stated x {', '.join(f'{self.scales[g]:.2g}' for g in GROUPS)}; log Bayes factor "
                 f"{self.log_evidence - self.log_evidence_stated:.1f} over the stated)")
 
 
 def choose_hyperparameters(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.ndarray, *,
-                           details: bool = True) -> HyperparameterChoice:
+                           details: bool = True, given: Mapping[str, float] | None = None) -> HyperparameterChoice:
     """The group scales and per-joint noise maximizing the evidence plus hyperprior (module docstring), from the stated
     tolerances (``groups.tolerances``) and each joint's least-squares residual variance. ``details``: also the
-    evidence at the stated tolerances and the curve (False: NaN and none, for a choice nobody reads)."""
+    evidence at the stated tolerances and the curve (False: NaN and none, for a choice nobody reads). ``given``: the
+    scales per group as given (:func:`given_scales`; e.g. a fleet's reference run's, so that runs compared for drift
+    share their prior): only the noise is chosen, at them."""
     with threadpool_limits(limits=1, user_api="blas"):  # many small factorizations: BLAS threads only contend
-        return _choose(sums, inflation, groups, K, details)
+        return _choose(sums, inflation, groups, K, details, None if given is None else given_scales(given))
 
 
-def _choose(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.ndarray, details: bool
-            ) -> HyperparameterChoice:
+def given_scales(scales: Mapping[str, object]) -> dict[str, float]:
+    """Scales per group as given (``identification: hyperparameter_scales:``), checked: every group of
+    :data:`GROUPS`, each a positive finite number (ConfigError naming the problem)."""
+    missing = [g for g in GROUPS if g not in scales]
+    unknown = [g for g in scales if g not in GROUPS]
+    if missing or unknown:
+        raise ConfigError(f"hyperparameter_scales: give exactly the groups {', '.join(GROUPS)}"
+                          + (f"; missing {', '.join(missing)}" if missing else "")
+                          + (f"; unknown {', '.join(map(str, unknown))}" if unknown else ""))
+    out = {}
+    for g in GROUPS:
+        try:
+            value = float(scales[g])
+        except (TypeError, ValueError):
+            value = float("nan")
+        if not (np.isfinite(value) and value > 0):
+            raise ConfigError(f"hyperparameter_scales: {g} must be a positive number, not {scales[g]!r}")
+        out[g] = value
+    return out
+
+
+def _choose(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.ndarray, details: bool,
+            given: dict[str, float] | None = None) -> HyperparameterChoice:
     """The choice of :func:`choose_hyperparameters`: the noise profiled out (at each prior scale the evidence's own
     fixed point, :meth:`Evidence.noise_update`), the scales by L-BFGS-B on the profile, whose gradient is the
-    evidence's in the scales at that noise (the noise's is zero there)."""
+    evidence's in the scales at that noise (the noise's is zero there); with ``given`` scales, the noise at them."""
     evidence = Evidence(sums, inflation, groups, K)
     n_groups = len(GROUPS)
     floor = (NOISE_FLOOR * np.sqrt(np.maximum(sums.square, 1e-300) / np.maximum(sums.count, 1.0))) ** 2
     box = [tuple(np.log(SCALE_RANGE))] * n_groups
     noise_of = _NoiseProfile(evidence, np.maximum(sums.least_squares_noise(), floor), floor)
+    if given is not None:
+        return _at(evidence, noise_of, np.array([given[g] for g in GROUPS]), details, given=True)
 
     def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
         scales = np.exp(x)
@@ -296,13 +328,19 @@ def _choose(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.n
 
     found = scipy.optimize.minimize(negative, np.zeros(n_groups), jac=True, method="L-BFGS-B", bounds=box,
                                     options=CONVERGED)
-    scales = np.exp(found.x)
+    return _at(evidence, noise_of, np.exp(found.x), details)
+
+
+def _at(evidence: Evidence, noise_of: _NoiseProfile, scales: np.ndarray, details: bool, given: bool = False
+        ) -> HyperparameterChoice:
+    """The choice at ``scales``: the noise there, the evidence, and (``details``) the stated's and the curve."""
+    groups, n_groups = evidence.groups, len(GROUPS)
     noise = noise_of(scales)
     best = evidence.objective(scales, noise)
     chosen = {g: float(s) for g, s in zip(GROUPS, scales)}
     if not details:
         return HyperparameterChoice(chosen, groups.tolerances.scaled(chosen), groups.tolerances, np.sqrt(noise),
-                                    evidence.inflation.copy(), float(best), float("nan"), {})
+                                    evidence.inflation.copy(), float(best), float("nan"), {}, given)
     ones = np.ones(n_groups)
     stated = evidence.objective(ones, noise_of(ones))
     curve = {}
@@ -314,7 +352,7 @@ def _choose(sums: JointSums, inflation: np.ndarray, groups: PriorGroups, K: np.n
             points.append((float(factor), float(evidence.objective(varied, noise) - best)))
         curve[g] = points
     return HyperparameterChoice(chosen, groups.tolerances.scaled(chosen), groups.tolerances, np.sqrt(noise),
-                                evidence.inflation.copy(), float(best), float(stated), curve)
+                                evidence.inflation.copy(), float(best), float(stated), curve, given)
 
 
 class _NoiseProfile:
@@ -334,3 +372,15 @@ class _NoiseProfile:
                 break
         self.last = noise
         return noise
+
+
+def used_scales(recorded: Mapping[str, object] | None) -> dict[str, float]:
+    """The prior's scales per group a result's estimate used, from its ``report.json`` ``hyperparameters``
+    (:meth:`HyperparameterChoice.to_dict` with the wide-prior check's ``cross_validation``): the chosen or given
+    scales, times the check's wide factor where it kept the wide-prior limit; the stated prior (every scale 1) for a
+    result without them (``hyperparameters: stated``, an estimator without the prior's groups)."""
+    if not recorded:
+        return {g: 1.0 for g in GROUPS}
+    check = recorded.get("cross_validation") or {}
+    factor = float(check.get("wide_factor", 1.0)) if check.get("chosen") == "wide" else 1.0
+    return {g: float(v) * factor for g, v in given_scales(recorded["scales"]).items()}

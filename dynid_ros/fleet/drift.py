@@ -6,6 +6,12 @@ identified bags) of the same robot (same joints and links). Each run's time is t
 batch summary records it, else the time the result was written (``created`` in ``parameters.yaml``); runs are put
 in time order and the first is the reference.
 
+The runs must share the prior's scales their estimates used (``report.json`` ``hyperparameters``; the stated
+prior's, every scale 1, for a run without them): with scales chosen per run, a payload's mass moved a neighbour's
+(test/fleet/test_drift.py: link 2 1.52 -> 0.78 kg with the mass scale x0.26 -> x1.92), a change of the estimator
+read as the robot's. Runs that do not share them are refused, naming the remedy (identify with the reference's
+scales, ``--hyperparameter-scales``; ``dynid batch`` gives its bags their first bag's).
+
 Quantities: per joint the linear friction and armature (``fv``, ``fc``, ``fo``, ``Ia``, Sousa & Cortesão 2014
 eq. 27), per link its ten inertial parameters (mass, first moments, inertia about the joint frame), each with the
 posterior standard deviation the estimator wrote (``parameter_vector.std``; the MAP estimate with the nominal prior,
@@ -28,10 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.errors import ConfigError, DataError
-from dynid_ros.reporting.result_directory import load_parameters
+from dynid_ros.reporting.result_directory import load_hyperparameter_scales, load_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES
 
 DEFAULT_K = 3.0
+SAME_SCALE = 1e-6
+"""Runs' prior scales are the same when they agree to this relative tolerance (they are written as decimals)."""
 BATCH_SUMMARY = "summary.json"
 JOINT_TERMS: dict[str, tuple[str, str]] = {
     "fv": ("viscous friction", "N m s/rad"), "fc": ("Coulomb friction", "N m"), "fo": ("friction offset", "N m"),
@@ -55,6 +63,9 @@ class Run:
     std: np.ndarray
     joints: list[str]
     links: list[str]
+    scales: dict[str, float] = field(default_factory=dict)
+    """The prior's scales per group its estimate used (:func:`dynid_ros.reporting.result_directory.
+    load_hyperparameter_scales`)."""
 
 
 @dataclass
@@ -146,7 +157,7 @@ def load_run(result: Path, stamp: float | None) -> Run:
     robot = parameters.get("robot") or {}
     return Run(result, time, source, list(vector["names"]), np.asarray(vector["values"], dtype=float),
                np.asarray(vector["std"], dtype=float), list(robot.get("joints") or []),
-               list(robot.get("links") or []))
+               list(robot.get("links") or []), load_hyperparameter_scales(result))
 
 
 def load_runs(paths: list[str | Path]) -> list[Run]:
@@ -159,6 +170,14 @@ def load_runs(paths: list[str | Path]) -> list[Run]:
         if (run.joints, run.links, run.names) != (first.joints, first.links, first.names):
             raise ConfigError(f"--results: {run.result} is not the same robot and layout as {first.result} "
                               f"(joints {', '.join(run.joints)} vs {', '.join(first.joints)})")
+    for run in runs[1:]:
+        moved = [g for g in first.scales if not np.isclose(run.scales[g], first.scales[g], rtol=SAME_SCALE, atol=0)]
+        if moved:
+            raise ConfigError(
+                f"--results: {run.result} was identified with another prior than {first.result} (scales "
+                + ", ".join(f"{g} x{first.scales[g]:.3g} vs x{run.scales[g]:.3g}" for g in moved)
+                + "): a change between them would be the estimator's, not the robot's; identify every run with "
+                f"the reference's (dynid identify --hyperparameter-scales {first.result}; dynid batch does so)")
     return runs
 
 

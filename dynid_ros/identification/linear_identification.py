@@ -257,7 +257,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
             fitted = with_terms or fitted
             warnings += messages + [t.message() for t in terms]
     check = None
-    if fit_target is None and not terms and fitted.weighting is not None and fitted.weighting.choice is not None:
+    if (fit_target is None and not terms and fitted.weighting is not None and fitted.weighting.choice is not None
+            and not fitted.weighting.choice.given):  # given scales are the estimator: not re-chosen here
         with timer.stage("wide_prior_check"):
             fitted, check = _wide_prior_check(setting, w_b, tau, fitted, nominal)
         if check.chosen == "wide":
@@ -365,7 +366,8 @@ class _FitSetting:
 def _by_evidence(options: IdentificationOptions, nominal: np.ndarray, layout: ParameterLayout) -> bool:
     """Whether the evidence chooses the prior's scales and the noise: FBPE with an informative nominal prior and
     ``hyperparameters: evidence`` (the default)."""
-    return (options.method == "fbpe" and options.prior == "nominal" and options.hyperparameters == "evidence"
+    chosen = options.hyperparameters == "evidence" or options.hyperparameter_scales is not None
+    return (options.method == "fbpe" and options.prior == "nominal" and chosen
             and bool(np.any(nominal[layout.indices("m")] > 0)))
 
 
@@ -441,7 +443,7 @@ def _chosen(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, weighting: _Weight
         return weighting
     blocks = estimators.JointBlocks.of(w_b, tau, len(s.joints), s.kept)
     choice = choose_hyperparameters(JointSums.of(blocks.normal_equations()), weighting.inflation.factor,
-                                    s.groups_for(with_load), s.base.K)
+                                    s.groups_for(with_load), s.base.K, given=s.options.hyperparameter_scales)
     return _Weighting(weighting.weights, weighting.inflation, choice)
 
 

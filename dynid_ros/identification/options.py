@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.hyperparameters import given_scales
 from dynid_ros.estimation.method import METHODS
 from dynid_ros.identification.effort_unit import TORQUE, effort_unit
 from dynid_ros.robot.parameters import FRICTION_TERMS, parse_friction
@@ -62,9 +63,16 @@ class IdentificationOptions:
     """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
     hyperparameters: str = "stated"
     """``hyperparameters:``: FBPE's prior scales per group and noise per joint chosen by the evidence (``evidence``,
-    :mod:`dynid_ros.estimation.hyperparameters`) or the stated tolerances and the residual variance (``stated``,
-    the default: per-run evidence scales moved link 2's mass to link 3 when a 0.5 kg payload came on, 1.52 -> 0.78
-    kg with the mass scale x0.26 -> x1.92, test/fleet/test_drift.py)."""
+    :mod:`dynid_ros.estimation.hyperparameters`) or the stated tolerances and the residual variance (``stated``, the
+    default). Runs compared for drift share the scales (``hyperparameter_scales``): chosen per run, they moved
+    link 2's mass to link 3 when a 0.5 kg payload came on (1.52 -> 0.78 kg, the mass scale x0.26 -> x1.92,
+    test/fleet/test_drift.py), so ``dynid batch`` gives its bags the first bag's and ``dynid drift`` refuses runs
+    that do not share them."""
+    hyperparameter_scales: dict[str, float] | None = None
+    """``hyperparameter_scales:`` the prior's scale per group given (``mass``, ``com``, ``inertia``, ``joint``, each
+    times the stated tolerance) instead of chosen: the evidence then chooses the noise per joint only and the wide-prior
+    check is not made. Runs compared for drift share them (``dynid batch`` gives every bag its reference bag's, see
+    :mod:`dynid_ros.fleet.batch`); None: chosen per ``hyperparameters``."""
     position_torque: str | list[str] = "auto"
     """``model: position_torque``: a per-joint position-dependent torque (spring, cable) where cross-validation
     shows one (``auto``), never (``off``), or on the named joints (identification.position_torque_selection)."""
@@ -137,8 +145,23 @@ def identification_options(config: Mapping[str, object] | None,
     options.topic_given = "topic" in given or bool(config.get("topic"))
     options.armature, options.strict = bool(options.armature), bool(options.strict)
     options.unmodelled_load = bool(options.unmodelled_load)
+    scales = given.get("hyperparameter_scales", config.get("hyperparameter_scales"))
+    options.hyperparameter_scales = None if scales is None else given_scales(scale_mapping(scales))
     options.check()
     return options
+
+
+def scale_mapping(value: object) -> Mapping[str, object]:
+    """``hyperparameter_scales`` as a mapping: a mapping as is, or the text ``mass=1.1,com=0.9,inertia=0.3,joint=0.2``
+    (a flag, a node parameter); ConfigError naming the problem."""
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, str):
+        pairs = [item.split("=", 1) for item in value.split(",") if item.strip()]
+        if pairs and all(len(p) == 2 for p in pairs):
+            return {k.strip(): v.strip() for k, v in pairs}
+    raise ConfigError(f"hyperparameter_scales must be mass=S,com=S,inertia=S,joint=S (or a result directory to take "
+                      f"them from), not {value!r}")
 
 
 def parameter_overrides(parameters: Mapping[str, object]) -> dict[str, object]:
@@ -148,7 +171,7 @@ def parameter_overrides(parameters: Mapping[str, object]) -> dict[str, object]:
     def given(value: object) -> object:
         return None if value in ("", [], (), None) else value
 
-    overrides = {key: given(parameters.get(key)) for key in (*SIMPLE_KEYS, "total_mass")}
+    overrides = {key: given(parameters.get(key)) for key in (*SIMPLE_KEYS, "total_mass", "hyperparameter_scales")}
     armature = str(parameters.get("armature") or "").strip().lower()
     overrides["armature"] = None if not armature else armature in ("true", "1", "yes")
     overrides["strict"] = None

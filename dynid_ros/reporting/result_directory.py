@@ -39,7 +39,8 @@ import yaml
 from dynid_ros import __version__
 from dynid_ros.data.output_paths import RESULT, check_output, mark
 from dynid_ros.dynamics.feasibility import min_eigenvalues
-from dynid_ros.errors import DataError, DynidError, EstimationError
+from dynid_ros.errors import ConfigError, DataError, DynidError, EstimationError
+from dynid_ros.estimation.hyperparameters import used_scales
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.provenance import provenance as make_provenance
@@ -341,3 +342,25 @@ def load_parameters(result_dir: Path) -> dict:
     except (yaml.YAMLError, KeyError, TypeError) as err:
         raise DataError(f"{path}: unreadable parameters file: {err}") from err
     return content
+
+
+def load_hyperparameter_scales(result_dir: Path) -> dict[str, float]:
+    """The prior's scales per group a result's estimate used (:func:`dynid_ros.estimation.hyperparameters.
+    used_scales` of its ``report.json`` ``hyperparameters``; every scale 1 for a result made with the stated prior)."""
+    path = Path(result_dir) / REPORT_FILE
+    if not path.is_file():
+        raise DataError(f"{result_dir}: not an identification result (no {REPORT_FILE})")
+    try:
+        return used_scales(json.loads(path.read_text()).get("hyperparameters"))
+    except (ValueError, AttributeError, KeyError, TypeError, ConfigError) as err:
+        raise DataError(f"{path}: unreadable hyperparameters: {err}") from err
+
+
+def hyperparameter_scales_argument(value: object) -> object:
+    """``--hyperparameter-scales`` / the node parameter: a result directory (or its ``report.json``) gives the scales
+    its estimate used (:func:`load_hyperparameter_scales`); anything else is passed on as given (a mapping, or
+    ``mass=S,com=S,inertia=S,joint=S``: :func:`dynid_ros.identification.options.identification_options` checks it)."""
+    if isinstance(value, (str, Path)) and value and Path(value).exists():
+        path = Path(value)
+        return load_hyperparameter_scales(path.parent if path.is_file() else path)
+    return value

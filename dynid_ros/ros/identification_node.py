@@ -50,7 +50,7 @@ from std_msgs.msg import String
 from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
 from dynid_ros.identification.options import IdentificationOptions, identification_options, parameter_overrides
-from dynid_ros.reporting.result_directory import REPORT_FILE, URDF_FILE
+from dynid_ros.reporting.result_directory import REPORT_FILE, URDF_FILE, hyperparameter_scales_argument
 from dynid_ros.robot.drivers import joint_states_topic
 from dynid_ros.robot.frames import frames_section
 from dynid_ros.ros.common import (
@@ -90,6 +90,8 @@ PARAMETERS = (
     Param("prior", "", "nominal | none ('' = config, else nominal)"),
     Param("hyperparameters", "", "evidence | stated: the prior's scales and noise chosen by the data or as stated "
           "('' = config, else stated)"),
+    Param("hyperparameter_scales", "", "the prior's scales given instead of chosen: a result directory (the scales "
+          "its estimate used) or mass=S,com=S,inertia=S,joint=S ('' = config, else chosen)"),
     Param("total_mass", [], "[lo, hi] bounds on the identified links' total mass [kg] ([] = config)"),
     Param("update_robot_state_publisher", False, "set robot_state_publisher's robot_description when done"),
     Param("robot_state_publisher_node", "/robot_state_publisher", "node whose robot_description is set"),
@@ -150,15 +152,21 @@ class IdentificationNode(Node):
         """The node's options: its parameters over the config's ``identification:`` section over the defaults, by
         the builder ``dynid identify`` uses (:func:`identification_options`)."""
         config = self.params["_config"]
-        return identification_options(config.get("identification"), parameter_overrides(self.params),
-                                      topic=joint_states_topic(config))
+        return identification_options(config.get("identification"), self._overrides(), topic=joint_states_topic(config))
+
+    def _overrides(self) -> dict:
+        """The parameters as the options builder's overrides (:func:`parameter_overrides`); ``hyperparameter_scales``
+        a result directory's or the given numbers (:func:`hyperparameter_scales_argument`), '' = not given."""
+        overrides = parameter_overrides(self.params)
+        scales = hyperparameter_scales_argument(overrides["hyperparameter_scales"])
+        return {**overrides, "hyperparameter_scales": scales}
 
     def _run(self, bag: Path, out: Path) -> None:
         """One identification by ``dynid identify``'s entry (:func:`identify_into`), off the executor."""
         inputs = RunInputs(bag=bag, urdf=self.urdf, config=self.params["_config_path"],
                            xacro_args=tuple(xacro_args(self.params) or ()))
         try:
-            run = identify_into(out, inputs, parameter_overrides(self.params), config=self.params["_config"])
+            run = identify_into(out, inputs, self._overrides(), config=self.params["_config"])
             report_text = (out / REPORT_FILE).read_text() if (out / REPORT_FILE).exists() else ""
             urdf_text = (out / URDF_FILE).read_text() if (out / URDF_FILE).exists() else ""
         except DynidError as err:

@@ -228,18 +228,20 @@ def scaled_truth(truth: GroundTruth, model: RobotModel, length: float, mass: flo
                                noise=tuple(values["noise"] * torque), bias=tuple(values["bias"] * torque))
 
 
-def run_case(name: str, robot: str = "panda", seed: int = 0, cycles: int = 1, progress: bool = False) -> dict:
-    """Simulate case ``name``, identify with the default options, validate; returns the measured numbers."""
+def run_case(name: str, robot: str = "panda", seed: int = 0, cycles: int = 1, progress: bool = False, *,
+             options: IdentificationOptions | None = None) -> dict:
+    """Simulate case ``name``, identify with the default options (or ``options``, to compare a setting),
+    validate; returns the measured numbers."""
 
     with tempfile.TemporaryDirectory(prefix="dynid_robustness_") as workdir:
         setup = case_setup(name, robot, seed, Path(workdir))
-        return _run(setup, name, robot, seed, cycles, progress)
+        return _run(setup, name, robot, seed, cycles, progress, options or IdentificationOptions())
 
 
-def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progress: bool) -> dict:
+def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progress: bool,
+         options: IdentificationOptions) -> dict:
     urdf = setup.urdf or robot_file(robot, "urdf")
     model = load_model(urdf=urdf)
-    options = IdentificationOptions()
     start = time.perf_counter()
     identification = simulated_run(urdf, setup.truth, setup.identification_trajectory, seed + 1, cycles, progress)
     validation = simulated_run(urdf, setup.truth, setup.validation_trajectory, seed + 2, cycles, progress)

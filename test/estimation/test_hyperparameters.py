@@ -129,3 +129,17 @@ def test_the_choice_is_the_top_of_the_curve_it_reports(arm):
     record = chosen.to_dict(list(layout.joints))
     assert set(record["scales"]) == set(GROUPS) and set(record["noise_std"]) == set(layout.joints)
     assert record["log_bayes_factor_vs_stated"] >= 0.0
+
+
+def test_given_scales_are_kept_and_only_the_noise_is_chosen(arm):
+    """Scales given (a fleet's reference run's): the choice keeps them exactly, says so, and chooses the noise at
+    them by the same fixed point (the noise chosen with the scales the evidence itself found is the same)."""
+    _, layout, base, nominal = arm
+    sums, sigma, groups = sums_of(arm, with_joint_terms(arm, moved(nominal, layout, 1.3, 0.03)), 400)
+    free = choose_hyperparameters(sums, np.ones(layout.n_dof), groups, base.K)
+    pinned = choose_hyperparameters(sums, np.ones(layout.n_dof), groups, base.K, given=free.scales)
+    assert pinned.given and not free.given and pinned.scales == free.scales
+    assert pinned.to_dict(layout.joints)["scales_source"] == "given"
+    assert np.allclose(pinned.noise_std, free.noise_std, rtol=1e-6)
+    other = {g: 3.0 * v for g, v in free.scales.items()}
+    assert choose_hyperparameters(sums, np.ones(layout.n_dof), groups, base.K, given=other).scales == other

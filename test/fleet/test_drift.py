@@ -83,3 +83,21 @@ def test_drift_refuses_one_run_and_another_robot(nightly, tmp_path, capsys):
     assert main(["drift", "--results", str(results[1]), str(other), "--out", str(tmp_path / "a")]) == 2
     assert "is not the same robot" in capsys.readouterr().err
     assert not (tmp_path / "a").exists()
+
+
+def test_drift_refuses_runs_identified_with_different_priors(nightly, tmp_path, capsys):
+    """Runs whose prior scales differ (each chosen by its own evidence) are not compared: one line naming the
+    runs, the scale and the remedy, exit 2, nothing written."""
+    import shutil
+
+    _, results = nightly
+    other = tmp_path / "other"
+    shutil.copytree(results[2], other)
+    report = json.loads((other / "report.json").read_text())
+    report["hyperparameters"] = {**(report.get("hyperparameters") or {}), "scales_source": "evidence",
+                                 "scales": {"mass": 7.0, "com": 1.0, "inertia": 1.0, "joint": 1.0}}
+    (other / "report.json").write_text(json.dumps(report))
+    assert main(["drift", "--results", str(results[1]), str(other), "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "was identified with another prior" in err and "mass x" in err and "--hyperparameter-scales" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "a").exists()

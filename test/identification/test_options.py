@@ -85,3 +85,17 @@ def test_a_default_topic_missing_from_the_bag_gives_way_to_its_one_joint_state_t
     topic, note = bag_topic(bag, options)
     assert topic == expected
     assert (note is not None) == (not given) and (note is None or "/joint_states" in note and "--topic" in note)
+
+
+def test_hyperparameter_scales_come_from_the_flag_the_parameter_or_the_config_key():
+    given = {"mass": 1.5, "com": 0.5, "inertia": 0.25, "joint": 0.2}
+    text = "mass=1.5,com=0.5,inertia=0.25,joint=0.2"
+    assert _cli("--config", str(PANDA)).hyperparameter_scales is None  # the default: chosen
+    assert _cli("--config", str(PANDA), "--hyperparameter-scales", text).hyperparameter_scales == given
+    assert _node(hyperparameter_scales=text).hyperparameter_scales == given
+    assert identification_options({"hyperparameter_scales": given}).hyperparameter_scales == given
+    for bad, message in (("mass=1,com=1,inertia=1", "missing joint"), ("mass=1,com=1,inertia=1,joint=-2",
+                                                                      "joint must be a positive number"),
+                         ("mass=1,com=1,inertia=1,joint=1,size=2", "unknown size"), ("wide", "must be mass=S")):
+        with pytest.raises(ConfigError, match=message):
+            _node(hyperparameter_scales=bad)
