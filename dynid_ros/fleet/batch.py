@@ -19,9 +19,11 @@ file system).
 The bags of a batch share their hyperparameters: runs of one robot are compared (``dynid drift``), and a change
 between them must come from the data, not from an estimator that chose another prior for each run. Where the
 evidence would choose the prior's scales per bag (:func:`shares_chosen_hyperparameters`), the first bag given is
-identified first, alone (the reference; the next one if it fails), and every other bag is identified with the scales
-its estimate used (``hyperparameter_scales``, :func:`dynid_ros.estimation.hyperparameters.used_scales`), the noise
-per joint still chosen per bag. Measured on the nightly runs of test/fleet/test_drift.py: chosen per bag, the mass
+identified first, alone (the reference; the next one if it fails), and every bag is identified with the scales its
+estimate used (``hyperparameter_scales``, :func:`dynid_ros.estimation.hyperparameters.used_scales`) as runs share
+them (:func:`dynid_ros.estimation.hyperparameters.shared_scales`: the joint terms' not tighter than stated, so that
+a friction change is not held back; the reference is identified again when that widened its scales), the noise per
+joint still chosen per bag. Measured on the nightly runs of test/fleet/test_drift.py: chosen per bag, the mass
 scale went from x0.26 to x1.92 when a payload came on and link 2's mass moved to link 3 (1.52 -> 0.78 kg).
 
 ``DIR/summary.json``: ``{"bags": [record...], "n_ok", "n_failed", "workers", "address", "elapsed_s", "options",
@@ -50,7 +52,7 @@ from pathlib import Path
 
 from dynid_ros.data.output_paths import BATCH, RESULT, check_output, mark
 from dynid_ros.errors import ConfigError, DynidError, MissingDependencyError
-from dynid_ros.estimation.hyperparameters import used_scales
+from dynid_ros.estimation.hyperparameters import shared_scales, used_scales
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.robot.parameters import FRICTION_SYMBOLS
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
@@ -165,7 +167,7 @@ def run_batch(jobs: list[BagJob], workers: int | None = None, address: str | Non
         client = Client(cluster)
     records: dict[int, dict] = {}
 
-    def run(indices: list[int]) -> None:
+    def run(indices: list[int], report: bool = True) -> None:
         futures = {client.submit(run_job, jobs[i], pure=False, key=f"dynid-bag-{i}-{time.time_ns()}"): i
                    for i in indices}
         for future in as_completed(futures):
@@ -176,21 +178,28 @@ def run_batch(jobs: list[BagJob], workers: int | None = None, address: str | Non
                 records[i] = {"bag": jobs[i].bag, "result": jobs[i].out, "status": "failed",
                               "error": f"{type(err).__name__}: {err}", "relative_error": None, "link_masses": {},
                               "friction": {}, "time_s": None, "stamp": None, "hyperparameter_scales": None}
-            if on_done is not None:
+            if on_done is not None and report:
                 on_done(records[i])
 
     try:
         rest = list(range(len(jobs)))
         while rest and shares_chosen_hyperparameters(jobs[rest[0]].options):  # the reference first, alone
             first = rest.pop(0)
-            run([first])
+            run([first], report=False)
             if records[first]["status"] != "ok":
+                if on_done is not None:
+                    on_done(records[first])
                 continue  # a bag that failed is no reference: the next one is
-            scales = records[first]["hyperparameter_scales"]
+            used = records[first]["hyperparameter_scales"]
+            scales = None if used is None else shared_scales(used)
             if scales is not None:
-                jobs = [job if i not in rest else dataclasses.replace(
+                jobs = [job if i not in rest and (i != first or scales == used) else dataclasses.replace(
                     job, options=dataclasses.replace(job.options, hyperparameter_scales=scales))
                     for i, job in enumerate(jobs)]
+            if scales is not None and scales != used:  # its own estimate again, with the scales the others share
+                rest.insert(0, first)
+            elif on_done is not None:
+                on_done(records[first])
             break
         run(rest)
     finally:

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from dynid_ros.errors import ConfigError, DataError
+from dynid_ros.estimation.prior import JOINT_GROUP, group_scale
 from dynid_ros.reporting.result_directory import load_hyperparameter_scales, load_parameters
 from dynid_ros.robot.parameters import LINK_PARAMETER_NAMES
 
@@ -171,13 +172,17 @@ def load_runs(paths: list[str | Path]) -> list[Run]:
             raise ConfigError(f"--results: {run.result} is not the same robot and layout as {first.result} "
                               f"(joints {', '.join(run.joints)} vs {', '.join(first.joints)})")
     for run in runs[1:]:
-        moved = [g for g in first.scales if not np.isclose(run.scales[g], first.scales[g], rtol=SAME_SCALE, atol=0)]
+        names = set(first.scales) | set(run.scales)
+        names = sorted(names - {"joint"} if any(g.startswith(JOINT_GROUP) for g in names) else names)
+        pairs = {g: (group_scale(first.scales, g), group_scale(run.scales, g)) for g in names}
+        moved = [g for g, (a, b) in pairs.items() if not np.isclose(a, b, rtol=SAME_SCALE, atol=0)]
         if moved:
             raise ConfigError(
                 f"--results: {run.result} was identified with another prior than {first.result} (scales "
-                + ", ".join(f"{g} x{first.scales[g]:.3g} vs x{run.scales[g]:.3g}" for g in moved)
-                + "): a change between them would be the estimator's, not the robot's; identify every run with "
-                f"the reference's (dynid identify --hyperparameter-scales {first.result}; dynid batch does so)")
+                + ", ".join(f"{g} x{pairs[g][0]:.3g} vs x{pairs[g][1]:.3g}" for g in moved)
+                + "): a change between them would be the estimator's, not the robot's; identify every run, the "
+                f"reference too, with the scales runs share (dynid identify --hyperparameter-scales {first.result}; "
+                "dynid batch does so)")
     return runs
 
 

@@ -49,7 +49,7 @@ from dynid_ros.dynamics.regressor import regressor_chunks
 from dynid_ros.errors import DataError
 from dynid_ros.estimation.hyperparameters import Evidence, JointSums, choose_hyperparameters
 from dynid_ros.estimation.normal_equations import NormalEquations
-from dynid_ros.estimation.prior import GROUPS, PriorGroups
+from dynid_ros.estimation.prior import PriorGroups
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
 from dynid_ros.robot.model import RobotModel
 
@@ -229,7 +229,7 @@ def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters
     inflation = np.array([integrated_autocorrelation_time(residual[:, j]) for j in range(residual.shape[1])])
     groups = prior_of(data)
     choice = choose_hyperparameters(JointSums.of(whole), inflation, groups, base.K, details=False)
-    scales = np.array([choice.scales[g] for g in GROUPS])
+    scales = np.array([choice.scales[g] for g in groups.names])
 
     def posterior(training: list[NormalEquations]) -> np.ndarray:
         return Evidence(JointSums.of(training), inflation, groups, base.K).posterior_mean(scales,

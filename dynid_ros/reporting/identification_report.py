@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid_ros.estimation.prior import MASS_RATIO_RANGE
+from dynid_ros.estimation.prior import JOINT_GROUP, MASS_RATIO_RANGE
 from dynid_ros.estimation.residual_structure import STRUCTURED_SHARE, JointDiagnostics, joint_diagnostics
 from dynid_ros.identification.fit_series import FitSeries
 from dynid_ros.identification.identification_result import IdentificationResult
@@ -212,9 +212,13 @@ def hyperparameters_section(doc: Document, result: IdentificationResult) -> None
         stated, tolerances = chosen["stated_tolerances"], chosen["tolerances"]
         fields = {"mass": "mass", "com": "com" if "com" in tolerances else "com_relative", "inertia": "inertia",
                   "joint": "joint"}
-        factors = [f for f, _ in next(iter(chosen["curve"].values()))]
-        rows = [[group, stated[fields[group]], tolerances[fields[group]], chosen["scales"][group],
-                 *[v for _, v in chosen["curve"][group]]] for group in chosen["scales"]]
+
+        def field(group: str) -> str:  # a joint's own group (joint:<name>) scales the joint terms' tolerance
+            return fields["joint"] if group.startswith(JOINT_GROUP) else fields[group]
+
+        factors = [f for f, _ in next(iter(chosen["curve"].values()), [])]
+        rows = [[group, stated[field(group)], stated[field(group)] * chosen["scales"][group], chosen["scales"][group],
+                 *[v for _, v in chosen["curve"].get(group, [])]] for group in chosen["scales"]]
         doc.table(["group", "stated tolerance", "chosen", "x stated", *[f"x{f:g}" for f in factors]], rows)
         doc.table(["joint", "noise std (chosen)", "variance inflation"],
                   [[joint, value, chosen["inflation"][joint]] for joint, value in chosen["noise_std"].items()])

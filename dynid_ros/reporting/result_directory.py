@@ -40,7 +40,7 @@ from dynid_ros import __version__
 from dynid_ros.data.output_paths import RESULT, check_output, mark
 from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import ConfigError, DataError, DynidError, EstimationError
-from dynid_ros.estimation.hyperparameters import used_scales
+from dynid_ros.estimation.hyperparameters import shared_scales, used_scales
 from dynid_ros.estimation.sigmoid_friction import sigmoid_dict
 from dynid_ros.identification.identification_result import IdentificationResult
 from dynid_ros.identification.provenance import provenance as make_provenance
@@ -358,9 +358,11 @@ def load_hyperparameter_scales(result_dir: Path) -> dict[str, float]:
 
 def hyperparameter_scales_argument(value: object) -> object:
     """``--hyperparameter-scales`` / the node parameter: a result directory (or its ``report.json``) gives the scales
-    its estimate used (:func:`load_hyperparameter_scales`); anything else is passed on as given (a mapping, or
-    ``mass=S,com=S,inertia=S,joint=S``: :func:`dynid_ros.identification.options.identification_options` checks it)."""
+    its estimate used (:func:`load_hyperparameter_scales`) as runs compared with it share them
+    (:func:`dynid_ros.estimation.hyperparameters.shared_scales`: the joint terms' not tighter than stated); anything
+    else is passed on as given (a mapping, or ``mass=S,com=S,inertia=S,joint=S``:
+    :func:`dynid_ros.identification.options.identification_options` checks it)."""
     if isinstance(value, (str, Path)) and value and Path(value).exists():
         path = Path(value)
-        return load_hyperparameter_scales(path.parent if path.is_file() else path)
+        return shared_scales(load_hyperparameter_scales(path.parent if path.is_file() else path))
     return value

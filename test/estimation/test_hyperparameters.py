@@ -10,9 +10,15 @@ import scipy.optimize
 
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import regressor
-from dynid_ros.estimation.hyperparameters import Evidence, JointSums, choose_hyperparameters
+from dynid_ros.estimation.hyperparameters import (
+    SCALE_RANGE,
+    Evidence,
+    JointSums,
+    choose_hyperparameters,
+    shared_scales,
+)
 from dynid_ros.estimation.normal_equations import NormalEquations
-from dynid_ros.estimation.prior import GROUPS, PriorGroups, joint_term_scales
+from dynid_ros.estimation.prior import PriorGroups, joint_group, joint_term_scales
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.parameters import inertia_about_com, link_parameters
 from dynid_ros.robot.resources import robot_file
@@ -108,26 +114,30 @@ def test_gradient_is_that_of_the_log_evidence(arm):
     _, layout, base, nominal = arm
     sums, sigma, groups = sums_of(arm, with_joint_terms(arm, moved(nominal, layout, 1.3, 0.03)), 200)
     evidence = Evidence(sums, np.linspace(1.0, 4.0, layout.n_dof), groups, base.K)
-    x = np.concatenate([np.log([0.7, 1.3, 0.9, 1.1]), np.log(sigma * 1.2)])
+    n_groups = len(groups.names)  # mass, com, inertia and one group of joint terms per joint
+    x = np.concatenate([np.log(np.linspace(0.7, 1.3, n_groups)), np.log(sigma * 1.2)])
 
     def objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-        return evidence.objective_and_gradient(np.exp(v[:len(GROUPS)]), np.exp(2.0 * v[len(GROUPS):]))
+        return evidence.objective_and_gradient(np.exp(v[:n_groups]), np.exp(2.0 * v[n_groups:]))
 
     numeric = scipy.optimize.approx_fprime(x, lambda v: objective(v)[0], 1e-6)
     np.testing.assert_allclose(objective(x)[1], numeric, rtol=1e-3, atol=1e-3 * np.abs(numeric).max())
-    assert objective(x)[0] == pytest.approx(evidence.objective(np.exp(x[:4]), np.exp(2 * x[4:])))
+    assert objective(x)[0] == pytest.approx(evidence.objective(np.exp(x[:n_groups]), np.exp(2 * x[n_groups:])))
 
 
 def test_the_choice_is_the_top_of_the_curve_it_reports(arm):
     _, layout, base, nominal = arm
     sums, _, groups = sums_of(arm, with_joint_terms(arm, moved(nominal, layout, 1.4, 0.05)), 500)
     chosen = choose_hyperparameters(sums, np.full(layout.n_dof, 3.0), groups, base.K)
+    low, high = SCALE_RANGE
     for group, points in chosen.curve.items():
         values = dict(points)
         assert values[1.0] == pytest.approx(0.0, abs=1e-9)
-        assert max(values.values()) <= 1e-3, (group, points)
+        inside = [v for f, v in points if low * (1 - 1e-9) <= f * chosen.scales[group] <= high * (1 + 1e-9)]
+        assert max(inside) <= 1e-3, (group, points)  # the top within the box the scales are chosen in
     record = chosen.to_dict(list(layout.joints))
-    assert set(record["scales"]) == set(GROUPS) and set(record["noise_std"]) == set(layout.joints)
+    assert set(record["scales"]) == {"mass", "com", "inertia", *(joint_group(j) for j in layout.joints)}
+    assert set(record["noise_std"]) == set(layout.joints)
     assert record["log_bayes_factor_vs_stated"] >= 0.0
 
 
@@ -143,3 +153,19 @@ def test_given_scales_are_kept_and_only_the_noise_is_chosen(arm):
     assert np.allclose(pinned.noise_std, free.noise_std, rtol=1e-6)
     other = {g: 3.0 * v for g, v in free.scales.items()}
     assert choose_hyperparameters(sums, np.ones(layout.n_dof), groups, base.K, given=other).scales == other
+
+
+def test_scales_runs_share_hold_no_joint_term_tighter_than_stated(arm):
+    """The scales runs compared share (a fleet's reference run's): each joint's terms at least the stated tolerance
+    (a friction change must not be held toward the URDF's value), the link groups and wider joint scales as the
+    reference used them; sharing them again changes nothing."""
+    _, layout, _, _ = arm
+    used = {"mass": 0.2, "com": 4.0, "inertia": 0.3, **{joint_group(j): s for j, s in zip(layout.joints,
+                                                                                        np.geomspace(0.11, 9.0,
+                                                                                                     layout.n_dof))}}
+    shared = shared_scales(used)
+    assert {g: shared[g] for g in ("mass", "com", "inertia")} == {"mass": 0.2, "com": 4.0, "inertia": 0.3}
+    for j in layout.joints:
+        assert shared[joint_group(j)] == max(used[joint_group(j)], 1.0)
+    assert shared_scales(shared) == shared
+    assert shared_scales({"mass": 0.5, "com": 0.5, "inertia": 0.5, "joint": 0.2})["joint"] == 1.0
