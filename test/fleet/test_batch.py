@@ -14,6 +14,7 @@ import pytest
 from dynid_ros.cli.main import main
 from dynid_ros.data.output_paths import BATCH, RESULT, output_kind
 from dynid_ros.errors import ConfigError
+from dynid_ros.reporting.result_directory import load_hyperparameter_scales
 
 from support.paths import REPO
 from support.sim_bags import arm_urdf, simulate_bag
@@ -134,3 +135,27 @@ def test_batch_without_the_fleet_extra_says_what_to_install_in_one_line(fleet, t
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'dynid_ros[fleet]'" in lines[0], result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_bags_identified_by_the_evidence_share_the_reference_bags_scales_joint_terms_at_least_stated(fleet, tmp_path,
+                                                                                                    capsys):
+    """``--hyperparameters evidence``: the first bag's evidence chooses the scales, every bag (the first one again
+    when the floor widened its joint terms) is identified with them as runs share them (each joint's terms not
+    tighter than stated, so that a friction change shows), and ``dynid drift`` takes the runs as one estimator's."""
+    urdf, bags, broken = fleet
+    out = tmp_path / "evidence"
+    assert main(["batch", "--urdf", str(urdf), "--bags", str(broken), *map(str, bags[:2]), "--out", str(out),
+                 "--workers", "1", "--hyperparameters", "evidence"]) == 1  # the broken bag is no reference
+    err = capsys.readouterr().err
+    assert "3/3" in err and "4/3" not in err  # the reference identified again is one bag on the progress bar
+    summary = json.loads((out / "summary.json").read_text())
+    shared = summary["hyperparameters"]
+    assert shared["source"] == "reference bag" and Path(shared["reference"]).name == "robot0"
+    scales = shared["scales"]
+    assert all(s >= 1.0 for g, s in scales.items() if g.startswith("joint:")) and len(scales) == 3 + 3
+    results = [r["result"] for r in summary["bags"] if r["status"] == "ok"]
+    for result in results:  # the reference keeps its evidence's choice where that needed no floor
+        assert load_hyperparameter_scales(Path(result)) == pytest.approx(scales)
+        source = json.loads((Path(result) / "report.json").read_text())["hyperparameters"]["scales_source"]
+        assert source in (("given", "evidence") if Path(result).name == "robot0" else ("given",))
+    assert main(["drift", "--results", *results, "--out", str(tmp_path / "drift")]) == 0
