@@ -11,7 +11,8 @@ FollowJointTrajectory protocol. ROS-free (the nodes in :mod:`dynid_ros.ros` wire
 - :mod:`.follow_joint_trajectory`: goals, tolerances and results of ``control_msgs/FollowJointTrajectory``;
   :mod:`.controller_check`: why a controller refuses a motion (inactive, joints, command interface);
   :mod:`.controller_clock`: the motion's time on the controller's clock (speed scaling, pause);
-  :mod:`.stop_motion`: the decelerating stop a controller executes.
+  :mod:`.stop_motion`: the decelerating stop a controller executes; :mod:`.command_latency`: how late a command
+  reaches the controller (the lead of a stop).
 
 Imports :mod:`dynid_ros.excitation` and the rooms below it.
 """

@@ -39,9 +39,10 @@ from typing import Protocol
 import numpy as np
 
 from dynid_ros.errors import DynidError
+from dynid_ros.execution.command_latency import CommandLatency
 from dynid_ros.execution.controller_clock import ControllerClock
 from dynid_ros.execution.joint_state_cache import JointStateCache
-from dynid_ros.execution.stop_motion import LEAD_S, StopMotion, plan_stop, usable_stamp
+from dynid_ros.execution.stop_motion import LeadIn, StopMotion, plan_stop, usable_stamp
 from dynid_ros.execution.trajectory_execution import (
     ControllerError,
     ExcitationRun,
@@ -185,6 +186,7 @@ class ExcitationSupervisor:
         self.settings, self._load, self.link = settings, load, link
         self._on_change, self._log, self.clock, self.stamp_clock = on_change, log, clock, stamp_clock
         self.states = JointStateCache(settings.joint_states_topic)
+        self.latency = CommandLatency()  # how late commands reach the controller: the lead of a stop
         self.run = ExcitationRun()
         self.phase = Phase.IDLE
         self.tolerance = np.zeros(0)
@@ -193,6 +195,7 @@ class ExcitationSupervisor:
         self._end_sent_at: float | None = None  # when the link was first seen to have sent the profile's end
         self._end_reached_at: float | None = None  # when the motion time first reached the profile's end
         self.motion_clock: ControllerClock | None = None
+        self._start_measured = False  # the motion's start delay went to the latency
         self._report: tuple | None = None  # the controller's last report, not yet given to the motion clock
         self._robot = None
         self.stopping: tuple[StopMotion, float] | None = None  # the stop sent last and when (watched until at rest)
@@ -208,11 +211,16 @@ class ExcitationSupervisor:
         stamp [s] (0: none)."""
         with self._lock:
             first = self.states.empty
+            now = self.clock()
             try:
-                self.states.update(names, positions, self.clock(), velocities, stamp)
+                self.states.update(names, positions, now, velocities, stamp)
             except DynidError as err:
                 self._log("warning", str(err))
                 return
+            if stamp > 0.0:
+                received = self.stamp_clock()
+                if usable_stamp(stamp, received):
+                    self.latency.record_age(age=received - stamp, at=now)
         if first:
             self._on_change()  # an orchestrator waits for joint_states_ready
 
@@ -274,7 +282,10 @@ class ExcitationSupervisor:
         q = np.array([positions[index[j]] for j in clock.profile.joints], dtype=float)
         dq = (np.array([velocities[index[j]] for j in clock.profile.joints], dtype=float)
               if len(velocities) == len(names) else None)
-        clock.report(wall, q, dq, time_from_start)
+        found = clock.report(wall, q, dq, time_from_start)
+        if not self._start_measured and found > 0.0:  # the whole way there and back: sent, started, reported
+            self._start_measured = True
+            self.latency.record_start(delay=wall - self._sent_at - found)
 
     def motion_time(self, now: float) -> float:
         """The motion's time at ``now``: what the link sent (stream mode), else the controller's clock."""
@@ -328,11 +339,15 @@ class ExcitationSupervisor:
         """The stop of the running motion at ``now``, within the robot's acceleration limits; None before a motion
         was sent.
 
-        It starts :data:`~dynid_ros.execution.stop_motion.LEAD_S` from now, from the measured state when that is
-        fresh, carried forward to then along the motion (the arm goes on with it until the stop arrives: measured
-        plus the motion's change since the measurement), stamped on the robot's clock when the measurement's stamp
-        is on the sender's clock, else ``LEAD_S`` after its receipt. Without fresh joint states it starts from the
-        motion's reference at the controller's time."""
+        Its deceleration starts ``lead`` from now (:meth:`CommandLatency.lead
+        <dynid_ros.execution.command_latency.CommandLatency.lead>`: the measured delivery delay, at least
+        :data:`~dynid_ros.execution.stop_motion.LEAD_S`), from the measured state when that is fresh, carried forward
+        to then along the motion (the arm goes on with it until the stop arrives: measured plus the motion's change
+        since the measurement). When the measurement's stamp is on the sender's clock the stop is stamped and begins
+        now with that carried motion as its lead-in (:class:`~dynid_ros.execution.stop_motion.LeadIn`): a controller
+        that receives it at any time before its deceleration takes it up where the arm is. Else it starts ``lead``
+        after its receipt. Without fresh joint states it starts from the motion's reference at the controller's
+        time."""
         run, robot = self.run, self._robot
         if run.profile is None or robot is None:
             return None
@@ -349,10 +364,16 @@ class ExcitationSupervisor:
         age = min(max(stamp_now - measured.stamp if stamped else now - received, 0.0), MAX_CARRY_S)
         speed = self.motion_clock.speed(now) if self.motion_clock is not None and self.settings.mode != "stream" \
             else 1.0
-        then, later = max(t_now - age * speed, 0.0), t_now + LEAD_S * speed
-        q, dq, _ = run.profile.sample(np.array([then, later]))
-        return plan_stop(joints, measured.q + q[1] - q[0], measured.v + dq[1] - dq[0], limits,
-                         stamp=stamp_now + LEAD_S if stamped else 0.0, lead=0.0 if stamped else LEAD_S)
+        lead = self.latency.lead(now=now)
+        step = 1.0 / self.settings.stop_rate_hz
+        wall = np.append(np.arange(0.0, lead - 0.25 * step, step), lead) if stamped else np.array([lead])
+        times = np.clip(t_now + wall * speed, 0.0, run.profile.duration)
+        q, dq, ddq = run.profile.sample(np.concatenate([[max(t_now - age * speed, 0.0)], times]))
+        carried_q = measured.q + q[1:] - q[0]  # the measured state carried along the motion
+        carried_dq = measured.v + speed * (dq[1:] - dq[0])
+        lead_in = LeadIn(wall[:-1] - lead, carried_q[:-1], carried_dq[:-1], speed**2 * ddq[1:-1]) if stamped else None
+        return plan_stop(joints, carried_q[-1], carried_dq[-1], limits, stamp=stamp_now + lead if stamped else 0.0,
+                         lead=0.0 if stamped else lead, lead_in=lead_in)
 
     def _halt(self, now: float) -> None:
         """Send the stop (:meth:`stop_plan`) and watch it (:meth:`_watch_stop`)."""
@@ -362,7 +383,8 @@ class ExcitationSupervisor:
             self.stopping = (stop, now)
             speed = float(np.abs(stop.v0).max(initial=0.0))
             self._log("info", f"stopping: from {speed:.3f} rad/s to rest in {stop.duration:.2f} s (within the "
-                              f"acceleration limits), then holding")
+                              f"acceleration limits), then holding; decelerating "
+                              f"{max(stop.lead, stop.lead_in_span):.3f} s after the plan (measured delivery)")
 
     def _watch_stop(self, now: float) -> None:
         """After a stop's planned end (plus :data:`STOP_SETTLE_S`), the arm must be at rest: say so, or that the
@@ -460,6 +482,7 @@ class ExcitationSupervisor:
         self._end_sent_at = self._sent_at if self.link.sent_until() >= profile.duration else None  # topic, action
         self._end_reached_at = None
         self.motion_clock = ControllerClock(profile, self._sent_at)
+        self._start_measured = False
         self.tolerance = path_tolerances(profile)
         self.run.start(profile, self._sent_at, f"{self.settings.mode} mode, {profile.duration:.1f} s")
         self._log("info", f"excitation started: approach {profile.t_excitation_start:.1f} s, "

@@ -10,10 +10,16 @@ every joint decelerates at a constant rate and all come to rest together, after 
 ``a_j`` the robot's acceleration limit, so no joint exceeds its limit and the arm stops on the tangent of its path
 (in joint space: the stop is the motion slowed down uniformly); then it holds where it stopped, ``q0 + v0 T / 2``.
 
-The stop starts :data:`LEAD_S` after it is planned, from the measured state carried forward to then along the
-motion, stamped on the robot's clock when the joint states' stamps are on the sender's (the controller, receiving it
-before its start, interpolates from the arm's state to its first point, ``Trajectory::sample`` before the first
-point); with stamps on another clock (none, simulated time) it starts ``LEAD_S`` after its receipt.
+The deceleration starts ``lead`` after the stop is planned, from the measured state carried forward to then along the
+motion. When the joint states' stamps are on the sender's clock the stop is stamped, and its trajectory begins at the
+moment it is planned with a *lead-in*: the measured state carried along the motion up to the deceleration
+(:class:`LeadIn`). A joint trajectory controller that receives it at any time of the lead-in takes the trajectory's
+state of that time (``Trajectory::sample`` after the first point, joint_trajectory_controller's ``update``), which is
+where the arm already is: no jump, and the deceleration starts on time, within its limits. Only a stop that arrives
+after its lead-in makes the arm jump onto the deceleration under way, so the lead is the measured delivery delay
+(:class:`~dynid_ros.execution.command_latency.CommandLatency`), at least :data:`LEAD_S`. With stamps on another clock
+(none, simulated time) the stop starts ``lead`` after its receipt (the controller interpolates from the arm's state
+on arrival to its first point, ``Trajectory::sample`` before the first point).
 """
 
 from __future__ import annotations
@@ -31,11 +37,28 @@ HOLD_S = 0.25
 it arrives: joint_trajectory_controller refuses a stamped trajectory that ends before its now)."""
 
 LEAD_S = 0.05
-"""A stop starts this long [s] after it is planned: by then it has reached the controller, which interpolates from
-the arm's state on arrival to the stop's first point (the arm does not jump into a stop already under way)."""
+"""The shortest lead [s] of a stop (its deceleration starts at least this long after it is planned): an idle machine's
+delivery and a controller period or two; a loaded machine's is measured
+(:class:`~dynid_ros.execution.command_latency.CommandLatency`)."""
 
 STAMP_TOLERANCE_S = 0.5
 """A measurement's stamp farther than this [s] from the sender's clock is not used (another clock, sim time)."""
+
+
+@dataclass(frozen=True)
+class LeadIn:
+    """The motion the arm is on until the deceleration starts: waypoints at times ``t`` (m,) [s] before the
+    deceleration's time 0 (negative, increasing), positions, velocities, accelerations (m, n)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+
+    @property
+    def span(self) -> float:
+        """How long [s] before the deceleration the lead-in begins (0 without waypoints)."""
+        return float(-self.t[0]) if self.t.size else 0.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +73,7 @@ class StopMotion:
         limits: (n,) the acceleration limits the stop keeps to (a stop planned again from another state keeps them).
         stamp: the stop's time 0 on the controller's clock [s]; 0: ``lead`` after the controller receives it.
         lead: the stop's time 0 after its receipt [s], when it has no stamp.
+        lead_in: the motion from the stop's plan to its time 0 (stamped stops; None: the trajectory begins at 0).
     """
 
     joints: tuple[str, ...]
@@ -60,6 +84,12 @@ class StopMotion:
     limits: np.ndarray
     stamp: float = 0.0
     lead: float = 0.0
+    lead_in: LeadIn | None = None
+
+    @property
+    def lead_in_span(self) -> float:
+        """How long [s] before time 0 the stop's trajectory begins."""
+        return self.lead_in.span if self.lead_in is not None else 0.0
 
     @property
     def q_end(self) -> np.ndarray:
@@ -76,26 +106,32 @@ class StopMotion:
         return q, dq, ddq
 
     def waypoints(self, rate_hz: float, start: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(t, q, dq, ddq)`` from ``start`` (included) every ``1 / rate_hz`` to ``duration``, then at rest there
-        until ``duration + HOLD_S`` (zero velocity and acceleration: the controller holds the last point)."""
+        """``(t, q, dq, ddq)``: the lead-in's waypoints (times before 0), then from ``start`` (included) every
+        ``1 / rate_hz`` to ``duration``, then at rest there until ``duration + HOLD_S`` (zero velocity and
+        acceleration: the controller holds the last point)."""
         step = 1.0 / rate_hz
         t = np.arange(start, self.duration, step)
         t = np.concatenate([t[t < self.duration - 0.25 * step], [self.duration, self.duration + HOLD_S]])
         q, dq, ddq = self.sample(t)
         dq[-2:], ddq[-2:] = 0.0, 0.0
-        return t, q, dq, ddq
+        if self.lead_in is None or not self.lead_in.t.size:
+            return t, q, dq, ddq
+        lead = self.lead_in
+        return (np.concatenate([lead.t, t]), np.vstack([lead.q, q]), np.vstack([lead.dq, dq]),
+                np.vstack([lead.ddq, ddq]))
 
 
 def plan_stop(joints: Sequence[str], q: np.ndarray, v: np.ndarray, acceleration: np.ndarray, *, stamp: float = 0.0,
-              lead: float = 0.0, min_duration: float = MIN_STOP_S) -> StopMotion:
+              lead: float = 0.0, min_duration: float = MIN_STOP_S, lead_in: LeadIn | None = None) -> StopMotion:
     """The stop from position ``q`` and velocity ``v`` within the acceleration limits ``acceleration`` (n,, > 0):
-    all joints at rest together, none decelerating faster than its limit (non-finite velocities count as 0)."""
+    all joints at rest together, none decelerating faster than its limit (non-finite velocities count as 0);
+    ``lead_in``: the motion before it (its trajectory begins there)."""
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     acceleration = np.asarray(acceleration, dtype=float)
     v = np.where(np.isfinite(v), v, 0.0)
     duration = float(max(np.max(np.abs(v) / acceleration, initial=0.0), min_duration))
     return StopMotion(tuple(joints), q.copy(), v.copy(), duration, v / duration, acceleration.copy(), float(stamp),
-                      float(lead))
+                      float(lead), lead_in)
 
 
 def usable_stamp(stamp: float, now: float) -> bool:

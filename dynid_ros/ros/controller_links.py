@@ -60,14 +60,17 @@ that long for the GIL while another thread runs Python, e.g. the executor buildi
 
 
 def stop_trajectory(stop: StopMotion, rate_hz: float) -> JointTrajectory:
-    """The stop as a JointTrajectory: stamped with its start on the robot's clock when it has one (else its points
-    from ``lead`` after receipt), waypoints with positions, velocities and accelerations from its start to rest."""
+    """The stop as a JointTrajectory: stamped with the start of its lead-in on the robot's clock when it has a stamp
+    (else its points from ``lead`` after receipt), waypoints with positions, velocities and accelerations from there
+    to rest."""
     t, q, dq, ddq = stop.waypoints(rate_hz)
-    trajectory = fill_trajectory(JointTrajectory(), stop.joints, t + stop.lead, q, dq, ddq, JointTrajectoryPoint,
-                                 Duration)
+    begin = stop.lead_in_span
+    trajectory = fill_trajectory(JointTrajectory(), stop.joints, t + begin + stop.lead, q, dq, ddq,
+                                 JointTrajectoryPoint, Duration)
     if stop.stamp > 0.0:
-        seconds = math.floor(stop.stamp)
-        trajectory.header.stamp.sec, trajectory.header.stamp.nanosec = int(seconds), int((stop.stamp - seconds) * 1e9)
+        stamp = stop.stamp - begin
+        seconds = math.floor(stamp)
+        trajectory.header.stamp.sec, trajectory.header.stamp.nanosec = int(seconds), int((stamp - seconds) * 1e9)
     return trajectory
 
 
@@ -255,7 +258,8 @@ class StreamLink:
                 with self._lock:
                     asked = self._decelerate
                 if asked is not None and decelerating is None:
-                    decelerating = (self._deceleration(profile, asked), time.monotonic())
+                    plan = self._deceleration(profile, asked)
+                    decelerating = (plan, StreamClock(self.rate_hz, plan.duration, time.monotonic()))
                 if decelerating is not None:
                     if not self._publish_stop(*decelerating, base, order, stop):
                         return
@@ -279,10 +283,13 @@ class StreamLink:
         q, dq, _ = profile.sample(np.array([elapsed]))
         return plan_stop(profile.joints, q[0], dq[0] if self._streaming else np.zeros_like(q[0]), asked.limits)
 
-    def _publish_stop(self, plan: StopMotion, started: float, base: np.ndarray, order: np.ndarray,
+    def _publish_stop(self, plan: StopMotion, clock: StreamClock, base: np.ndarray, order: np.ndarray,
                       stop: threading.Event) -> bool:
-        """Publish the deceleration's command of now; False once at rest (the last command holds) or halted."""
-        elapsed = time.monotonic() - started
+        """Publish the deceleration's command of now; False once at rest (the last command holds) or halted. Its time
+        runs on a :class:`~dynid_ros.execution.stream_clock.StreamClock` as the motion's did: after a stall of this
+        process it continues where it was (the forward controller held the last command meanwhile) instead of
+        jumping ahead along the deceleration, a position step of the stall's length."""
+        elapsed = clock.tick(time.monotonic())
         command = base.copy()
         command[order] = plan.sample(np.array([elapsed]))[0][0]
         with self._lock:

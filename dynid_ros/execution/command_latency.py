@@ -1,0 +1,88 @@
+"""How late a command reaches the controller, measured while the arm moves: the lead a stop is given.
+
+A stop sent to a joint trajectory controller is a stamped trajectory. What the controller does with it depends on
+when it arrives (ros2_controllers jazzy, joint_trajectory_controller.cpp ``JointTrajectoryController::update``:
+the first update after a new message calls ``Trajectory::set_point_before_trajectory_msg`` with the arm's state
+of now, then ``Trajectory::sample`` at now): before the trajectory's first point it interpolates from the arm's state
+to that point; after it, it takes the trajectory's own state at now, whatever the arm was doing. So a stop whose
+deceleration begins before it arrives makes the arm jump onto it (measured on the real controller with mock hardware
+at machine load ~7: 3.5 times the acceleration limit with a fixed 0.05 s lead). The deceleration must begin after
+the stop's arrival, and how long that takes is a property of the machine and its load, not a constant:
+:class:`CommandLatency` measures it from two things the supervisor sees,
+
+- the age of every joint state on arrival (the receiver's clock minus the header stamp, both on the robot's clock):
+  one hop between the controller manager and this process, under the same load as the way back;
+- the delay between a sent motion and the controller's first report that it runs it (topic and action modes): the
+  whole way there and back, once per motion;
+
+and :meth:`CommandLatency.lead` is :data:`LATENCY_FACTOR` times a high quantile (:data:`LATENCY_QUANTILE`) of the
+recent ages (the way there is not seen: it is taken as long as the way back, plus as much again for the
+controller's own executor and update period), at least the last motion's start delay and
+:data:`~dynid_ros.execution.stop_motion.LEAD_S`, at most :data:`MAX_LEAD_S`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dynid_ros.execution.stop_motion import LEAD_S
+
+MAX_LEAD_S = 0.5
+"""The longest lead [s]: a stop never waits longer than this along the checked motion before it decelerates."""
+
+LATENCY_WINDOW_S = 10.0
+"""Joint-state ages of the last this many seconds [s] give the latency."""
+
+LATENCY_QUANTILE = 0.99
+"""The quantile of the recent ages taken (a stop must arrive in time on a bad moment, not an average one)."""
+
+LATENCY_FACTOR = 2.0
+"""The lead is this many times the quantile of the one-way age: the stop's way to the controller (unseen) is
+taken as long as the joint states' way back, and as much again for the controller's executor and update period."""
+
+CAPACITY = 16384
+"""Ages kept (a ring): 16 s of joint states at 1 kHz."""
+
+
+@dataclass
+class CommandLatency:
+    """The recent delivery delays between this process and the controller (see the module's docstring)."""
+
+    window_s: float = LATENCY_WINDOW_S
+    capacity: int = CAPACITY
+    start_delay: float = 0.0
+    """The last motion's delay from its send to the controller's first report of it [s] (0: none measured)."""
+    _at: np.ndarray = field(init=False, repr=False)
+    _age: np.ndarray = field(init=False, repr=False)
+    _count: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._at = np.full(self.capacity, -np.inf)
+        self._age = np.zeros(self.capacity)
+
+    def record_age(self, *, age: float, at: float) -> None:
+        """One joint state arrived ``age`` [s] after its stamp, at monotonic time ``at`` [s]. Negative ages (clocks a
+        little apart) count as 0; non-finite ones are ignored."""
+        if not np.isfinite(age):
+            return
+        k = self._count % self.capacity
+        self._at[k], self._age[k] = at, max(float(age), 0.0)
+        self._count += 1
+
+    def record_start(self, *, delay: float) -> None:
+        """A motion sent ``delay`` [s] before the controller first reported it running (its time > 0)."""
+        if np.isfinite(delay):
+            self.start_delay = max(float(delay), 0.0)
+
+    def age_quantile(self, *, now: float, quantile: float = LATENCY_QUANTILE) -> float:
+        """The ``quantile`` of the ages recorded in the last ``window_s`` before ``now`` (0 when none)."""
+        recent = self._age[self._at >= now - self.window_s]
+        return float(np.quantile(recent, quantile)) if recent.size else 0.0
+
+    def lead(self, *, now: float) -> float:
+        """How long [s] after it is planned a stop may begin to decelerate: the measured delivery (see the module's
+        docstring) within ``[LEAD_S, MAX_LEAD_S]``."""
+        measured = max(LATENCY_FACTOR * self.age_quantile(now=now), self.start_delay)
+        return float(min(max(measured, LEAD_S), MAX_LEAD_S))
