@@ -46,6 +46,23 @@ FLAT_TOLERANCE = 1e-6
 """Profile states within this [rad] of the best fit fit as well: a stretch of them is a profile standing still."""
 
 
+def profile_time_of(profile: object, q: np.ndarray, dq: np.ndarray | None, *, low: float, high: float,
+                    near: float) -> float:
+    """The profile time in ``[low, high]`` whose position and velocity are closest to ``(q, dq)`` (a measured state:
+    where the arm is along the motion, whatever the reports' delays); where the profile stands still and a stretch
+    fits as well, its time nearest ``near``."""
+    t = np.arange(max(low, 0.0), min(high, profile.duration) + SEARCH_GRID_S, SEARCH_GRID_S)
+    if not t.size:
+        return float(min(max(near, 0.0), profile.duration))
+    pq, pdq, _ = profile.sample(t)
+    cost = ((pq - q) ** 2).sum(axis=1)
+    if dq is not None and np.all(np.isfinite(dq)):
+        cost = cost + VELOCITY_WEIGHT_S**2 * ((pdq - dq) ** 2).sum(axis=1)
+    error = np.sqrt(cost)
+    fits = np.flatnonzero(error <= error.min() + FLAT_TOLERANCE)
+    return float(t[fits[np.argmin(np.abs(t[fits] - near))]])
+
+
 @dataclass
 class ControllerClock:
     """The motion time of one sent ``profile`` (``sample(t)``, ``duration``), sent at wall time ``start``."""

@@ -40,7 +40,7 @@ import numpy as np
 
 from dynid_ros.errors import DynidError
 from dynid_ros.execution.command_latency import CommandLatency
-from dynid_ros.execution.controller_clock import ControllerClock
+from dynid_ros.execution.controller_clock import ControllerClock, profile_time_of
 from dynid_ros.execution.joint_state_cache import JointStateCache
 from dynid_ros.execution.stop_motion import LeadIn, StopMotion, plan_stop, usable_stamp
 from dynid_ros.execution.trajectory_execution import (
@@ -91,6 +91,10 @@ blend)."""
 
 MAX_CARRY_S = 0.5
 """A measurement is carried forward along the motion by at most this age [s] when a stop is planned from it."""
+
+LOCATE_WINDOW_S = 0.5
+"""A stop locates the measured state on the motion within this [s] of the controller's last reported time (before
+the measurement's age, after it)."""
 
 MOVING_STATE_TIMEOUT_FACTOR = 4.0
 """While moving, joint states older than this many ``state_timeout`` (and at least 1 s) stop the motion."""
@@ -362,13 +366,20 @@ class ExcitationSupervisor:
         stamp_now = self.stamp_clock()
         stamped = usable_stamp(measured.stamp, stamp_now)
         age = min(max(stamp_now - measured.stamp if stamped else now - received, 0.0), MAX_CARRY_S)
-        speed = self.motion_clock.speed(now) if self.motion_clock is not None and self.settings.mode != "stream" \
-            else 1.0
+        clock = self.motion_clock
+        # the controller's speed where it last reported (its time then, not now: a report is late on a loaded machine)
+        speed = clock.speed(clock.last_report) if clock is not None and clock.reporting and \
+            self.settings.mode != "stream" else 1.0
+        # where the measurement is along the motion: its own state located on the profile, around the controller's
+        # last reported time (stale by that report's delay, which must not shift the carried state along the path)
+        velocity = measured.v if np.all(np.isfinite(measured.v)) else None
+        then = profile_time_of(run.profile, measured.q, velocity, low=t_now - age * speed - LOCATE_WINDOW_S,
+                               high=t_now + LOCATE_WINDOW_S, near=t_now - age * speed)
         lead = self.latency.lead(now=now)
         step = 1.0 / self.settings.stop_rate_hz
         wall = np.append(np.arange(0.0, lead - 0.25 * step, step), lead) if stamped else np.array([lead])
-        times = np.clip(t_now + wall * speed, 0.0, run.profile.duration)
-        q, dq, ddq = run.profile.sample(np.concatenate([[max(t_now - age * speed, 0.0)], times]))
+        times = np.clip(then + (age + wall) * speed, 0.0, run.profile.duration)
+        q, dq, ddq = run.profile.sample(np.concatenate([[then], times]))
         carried_q = measured.q + q[1:] - q[0]  # the measured state carried along the motion
         carried_dq = measured.v + speed * (dq[1:] - dq[0])
         lead_in = LeadIn(wall[:-1] - lead, carried_q[:-1], carried_dq[:-1], speed**2 * ddq[1:-1]) if stamped else None
