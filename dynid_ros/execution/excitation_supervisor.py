@@ -347,10 +347,12 @@ class ExcitationSupervisor:
         <dynid_ros.execution.command_latency.CommandLatency.lead>`: the measured delivery delay, at least
         :data:`~dynid_ros.execution.stop_motion.LEAD_S`), from the measured state when that is fresh, carried forward
         to then along the motion (the arm goes on with it until the stop arrives: measured plus the motion's change
-        since the measurement). When the measurement's stamp is on the sender's clock the stop is stamped and begins
-        now with that carried motion as its lead-in (:class:`~dynid_ros.execution.stop_motion.LeadIn`): a controller
-        that receives it at any time before its deceleration takes it up where the arm is. Else it starts ``lead``
-        after its receipt. Without fresh joint states it starts from the motion's reference at the controller's
+        since the measurement, located on the motion by its own position and velocity,
+        :func:`~dynid_ros.execution.controller_clock.profile_time_of`, not by the controller's last report, which is
+        as late as the reports are). When the measurement's stamp is on the sender's clock the stop is stamped and
+        begins now with that carried motion as its lead-in (:class:`~dynid_ros.execution.stop_motion.LeadIn`): a
+        controller that receives it at any time before its deceleration takes it up where the arm is. Else it starts
+        ``lead`` after its receipt. Without fresh joint states it starts from the motion's reference at the controller's
         time."""
         run, robot = self.run, self._robot
         if run.profile is None or robot is None:
