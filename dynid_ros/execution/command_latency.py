@@ -8,17 +8,15 @@ to that point; after it, it takes the trajectory's own state at now, whatever th
 deceleration begins before it arrives makes the arm jump onto it (measured on the real controller with mock hardware
 at machine load ~7: 3.5 times the acceleration limit with a fixed 0.05 s lead). The deceleration must begin after
 the stop's arrival, and how long that takes is a property of the machine and its load, not a constant:
-:class:`CommandLatency` measures it from two things the supervisor sees,
-
-- the age of every joint state on arrival (the receiver's clock minus the header stamp, both on the robot's clock):
-  one hop between the controller manager and this process, under the same load as the way back;
-- the delay between a sent motion and the controller's first report that it runs it (topic and action modes): the
-  whole way there and back, once per motion;
-
-and :meth:`CommandLatency.lead` is :data:`LATENCY_FACTOR` times a high quantile (:data:`LATENCY_QUANTILE`) of the
-recent ages (the way there is not seen: it is taken as long as the way back, plus as much again for the
-controller's own executor and update period), at least the last motion's start delay and
-:data:`~dynid_ros.execution.stop_motion.LEAD_S`, at most :data:`MAX_LEAD_S`.
+:class:`CommandLatency` measures it from the age of every joint state on arrival (the receiver's clock minus the
+header stamp, both on the robot's clock): one hop between the controller manager and this process, under the same
+load as the way there. :meth:`CommandLatency.lead` is :data:`LATENCY_FACTOR` times a high quantile
+(:data:`LATENCY_QUANTILE`) of the recent ages (the way there is not seen: it is taken as long as the way back, plus
+as much again for the controller's own executor and update period), at least
+:data:`~dynid_ros.execution.stop_motion.LEAD_S`, at most :data:`MAX_LEAD_S`. (The delay between a sent excitation
+and the controller's first report of it is not used: it includes the controller's handling of a long trajectory,
+e.g. sim_node's check of it against the limits, about a second on a loaded machine, which a short stop does not
+take.)
 """
 
 from __future__ import annotations
@@ -52,8 +50,6 @@ class CommandLatency:
 
     window_s: float = LATENCY_WINDOW_S
     capacity: int = CAPACITY
-    start_delay: float = 0.0
-    """The last motion's delay from its send to the controller's first report of it [s] (0: none measured)."""
     _at: np.ndarray = field(init=False, repr=False)
     _age: np.ndarray = field(init=False, repr=False)
     _count: int = field(default=0, init=False, repr=False)
@@ -71,11 +67,6 @@ class CommandLatency:
         self._at[k], self._age[k] = at, max(float(age), 0.0)
         self._count += 1
 
-    def record_start(self, *, delay: float) -> None:
-        """A motion sent ``delay`` [s] before the controller first reported it running (its time > 0)."""
-        if np.isfinite(delay):
-            self.start_delay = max(float(delay), 0.0)
-
     def age_quantile(self, *, now: float, quantile: float = LATENCY_QUANTILE) -> float:
         """The ``quantile`` of the ages recorded in the last ``window_s`` before ``now`` (0 when none)."""
         recent = self._age[self._at >= now - self.window_s]
@@ -84,5 +75,4 @@ class CommandLatency:
     def lead(self, *, now: float) -> float:
         """How long [s] after it is planned a stop may begin to decelerate: the measured delivery (see the module's
         docstring) within ``[LEAD_S, MAX_LEAD_S]``."""
-        measured = max(LATENCY_FACTOR * self.age_quantile(now=now), self.start_delay)
-        return float(min(max(measured, LEAD_S), MAX_LEAD_S))
+        return float(min(max(LATENCY_FACTOR * self.age_quantile(now=now), LEAD_S), MAX_LEAD_S))

@@ -199,7 +199,6 @@ class ExcitationSupervisor:
         self._end_sent_at: float | None = None  # when the link was first seen to have sent the profile's end
         self._end_reached_at: float | None = None  # when the motion time first reached the profile's end
         self.motion_clock: ControllerClock | None = None
-        self._start_measured = False  # the motion's start delay went to the latency
         self._report: tuple | None = None  # the controller's last report, not yet given to the motion clock
         self._robot = None
         self.stopping: tuple[StopMotion, float] | None = None  # the stop sent last and when (watched until at rest)
@@ -286,10 +285,7 @@ class ExcitationSupervisor:
         q = np.array([positions[index[j]] for j in clock.profile.joints], dtype=float)
         dq = (np.array([velocities[index[j]] for j in clock.profile.joints], dtype=float)
               if len(velocities) == len(names) else None)
-        found = clock.report(wall, q, dq, time_from_start)
-        if not self._start_measured and found > 0.0:  # the whole way there and back: sent, started, reported
-            self._start_measured = True
-            self.latency.record_start(delay=wall - self._sent_at - found)
+        clock.report(wall, q, dq, time_from_start)
 
     def motion_time(self, now: float) -> float:
         """The motion's time at ``now``: what the link sent (stream mode), else the controller's clock."""
@@ -495,7 +491,6 @@ class ExcitationSupervisor:
         self._end_sent_at = self._sent_at if self.link.sent_until() >= profile.duration else None  # topic, action
         self._end_reached_at = None
         self.motion_clock = ControllerClock(profile, self._sent_at)
-        self._start_measured = False
         self.tolerance = path_tolerances(profile)
         self.run.start(profile, self._sent_at, f"{self.settings.mode} mode, {profile.duration:.1f} s")
         self._log("info", f"excitation started: approach {profile.t_excitation_start:.1f} s, "

@@ -35,8 +35,6 @@ def test_the_lead_is_the_floor_without_measurements_and_follows_a_high_quantile_
     latency.record_age(age=float("nan"), at=1.0)
     assert latency.lead(now=1.0) == pytest.approx(LATENCY_FACTOR * 0.1)
     assert latency.lead(now=1.0 + latency.window_s + 0.01) == LEAD_S  # forgotten after the window
-    latency.record_start(delay=0.3)
-    assert latency.lead(now=20.0) == pytest.approx(0.3)
     latency.record_age(age=5.0, at=20.0)
     assert latency.lead(now=20.0) == MAX_LEAD_S
 
