@@ -17,6 +17,7 @@ from dynid_ros.execution.excitation_supervisor import ExcitationSupervisor, Supe
 from dynid_ros.execution.stop_motion import LEAD_S
 from dynid_ros.execution.trajectory_reference import TrajectoryReference
 
+from support.manual_clock import ManualClock, RecordingLink
 from support.ros_helpers import robot_limits_of, write_test_trajectory
 
 PERIOD_S = 0.01
@@ -39,38 +40,6 @@ def test_the_lead_is_the_floor_without_measurements_and_follows_a_high_quantile_
     assert latency.lead(now=20.0) == MAX_LEAD_S
 
 
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-class Recorder:
-    """The controller link: records the motion sent and the stops."""
-
-    confirms_end = False
-
-    def __init__(self):
-        self.sent, self.stops = [], []
-
-    def problem(self, joints):
-        return None
-
-    def send(self, profile):
-        self.sent.append(profile)
-
-    def halt(self, stop):
-        self.stops.append(stop)
-
-    def awaiting_answer(self):
-        return False
-
-    def sent_until(self):
-        return np.inf
-
-
 @pytest.fixture(scope="module", params=[3, 7])
 def robot_case(request, tmp_path_factory):
     """The Panda (its URDF and config: the shipped robot whose excitations fit its configured limits) and a fast
@@ -85,8 +54,8 @@ def stop_under_latency(robot, excitation, *, age: float, report_delay: float, st
     """Run the motion on a controller that starts it ``start_delay`` after the send, its joint states arriving
     ``age`` after their stamps and its reports ``report_delay`` late; ``~/stop`` at motion time ``stop_at``. Returns
     the supervisor, the profile, the stop, the wall time of the stop and the controller's start."""
-    clock = Clock()
-    link = Recorder()
+    clock = ManualClock()
+    link = RecordingLink()
     sup = ExcitationSupervisor(SupervisorSettings(mode="topic"), lambda: (excitation, robot), link, clock=clock,
                                stamp_clock=clock)
     joints = robot.joints

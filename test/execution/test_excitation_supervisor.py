@@ -1,11 +1,10 @@
 """excitation_node's start / wait / supervise / abort logic and its joint-state merge, without ROS.
 
 The supervisor runs the real trajectory file, robot limits and motion check; the controller is a
-:class:`Recorder` link (a plain object recording what would be sent: the ROS transports are tested in
-test_excitation_node.py) and time is a settable clock, so a slow start is reproduced exactly.
+:class:`~support.manual_clock.RecordingLink` (a plain object recording what would be sent: the ROS transports are
+tested in test_excitation_node.py) and time is a settable clock, so a slow start is reproduced exactly.
 """
 
-import math
 import subprocess
 import sys
 
@@ -27,6 +26,7 @@ from dynid_ros.execution.excitation_supervisor import (
 from dynid_ros.execution.joint_state_cache import JointStateCache
 from dynid_ros.execution.trajectory_execution import prepare_profile
 
+from support.manual_clock import ManualClock, RecordingLink
 from support.ros_helpers import robot_limits_of, write_test_trajectory
 
 PANDA = robot_limits_of("panda")
@@ -39,41 +39,8 @@ def excitation(tmp_path_factory):
                                                  harmonics=2))
 
 
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-class Recorder:
-    """The controller link: records sent profiles and halts; reachable unless ``problem`` is set."""
-
-    def __init__(self, confirms_end=False):
-        self.confirms_end = confirms_end
-        self.sent, self.halts, self.problem_text, self.stops = [], 0, None, []
-        self.until = math.inf  # profile time sent so far (a stream's; topic and action send all at once)
-
-    def problem(self, joints):
-        return self.problem_text
-
-    def send(self, profile):
-        self.sent.append(profile)
-
-    def halt(self, stop):
-        self.halts += 1
-        self.stops.append(stop)
-
-    def awaiting_answer(self):
-        return False
-
-    def sent_until(self):
-        return self.until
-
-
 def make(excitation, clock, link=None, **settings):
-    link = link or Recorder()
+    link = link or RecordingLink()
     sup = ExcitationSupervisor(SupervisorSettings(**{"mode": "topic", **settings}), lambda: (excitation, PANDA), link,
                                clock=clock)
     return sup, link
@@ -104,7 +71,7 @@ def test_joint_states_of_two_publishers_are_merged_by_name():
 def test_a_slow_start_does_not_abort_the_motion_it_sent(excitation, monkeypatch):
     """Building and checking the motion takes 3 s during which no joint state arrives (a single-threaded executor
     busy with ~/start): the motion is sent, and the ticks after it do not find the joint states stale."""
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock, state_timeout=0.5)
     publish(sup, excitation.limits.position.mean(axis=1))
 
@@ -129,7 +96,7 @@ def test_a_slow_start_does_not_abort_the_motion_it_sent(excitation, monkeypatch)
 
 
 def test_joint_states_that_stop_after_the_start_stop_the_motion(excitation):
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock, state_timeout=0.2)
     publish(sup, excitation.limits.position.mean(axis=1))
     assert sup.start()[0]
@@ -140,7 +107,7 @@ def test_joint_states_that_stop_after_the_start_stop_the_motion(excitation):
 
 
 def test_preparation_runs_without_the_lock_and_stop_during_it_prevents_the_send(excitation, monkeypatch):
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock)
     publish(sup, excitation.limits.position.mean(axis=1))
     seen = {}
@@ -158,7 +125,7 @@ def test_preparation_runs_without_the_lock_and_stop_during_it_prevents_the_send(
 
 
 def test_a_robot_still_moving_gets_its_motion_rebuilt_before_the_send(excitation, monkeypatch):
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock)
     q0 = excitation.limits.position.mean(axis=1)
     publish(sup, q0)
@@ -178,7 +145,7 @@ def test_a_robot_still_moving_gets_its_motion_rebuilt_before_the_send(excitation
 
 
 def test_a_motion_the_robot_does_not_follow_is_stopped_not_done(excitation):
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock, wait_timeout=1.0)
     q0 = excitation.limits.position.mean(axis=1) + 0.2  # the approach moves every joint by 0.2 rad
     publish(sup, q0)
@@ -199,7 +166,7 @@ def test_a_motion_the_robot_does_not_follow_is_stopped_not_done(excitation):
 
 def test_a_robot_that_stays_behind_for_longer_than_the_allowed_lag_is_stopped(excitation):
     """A long motion (approach of 1.5 rad) with the arm stuck at its start: stopped while moving."""
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock)
     q0 = excitation.limits.position.mean(axis=1) + np.array([1.5, 0, 0, 0, 0, 0, 0])
     publish(sup, q0)
@@ -217,7 +184,7 @@ def test_a_robot_that_stays_behind_for_longer_than_the_allowed_lag_is_stopped(ex
 
 def test_the_end_needs_joint_states_from_after_the_end(excitation):
     """Topic mode: past the end, but the last joint state is from before it: not done until one arrives."""
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock)
     publish(sup, excitation.limits.position.mean(axis=1))
     assert sup.start()[0]
@@ -258,7 +225,7 @@ def run_stream(sup, link, clock, sent_until, robot_pose, ticks=200, step=0.05, o
 
 
 def stream_link():
-    link = Recorder()
+    link = RecordingLink()
     link.until = 0.0  # a stream has sent nothing when it starts
     return link
 
@@ -271,7 +238,7 @@ def test_a_stalled_stream_is_not_done_at_the_wall_clock_end_and_is_stopped_when_
     """Seen in CI: the stream played 0.05 s of a 2 s profile and stalled; the test trajectory ends where it starts,
     so at the wall-clock end the robot sat at the end pose. Not done: stopped once the stream is over FOLLOW_LAG_S
     late (it never sent the end)."""
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock, stream_link(), mode="stream")
     publish(sup, excitation.limits.position.mean(axis=1))
     assert sup.start()[0]
@@ -288,7 +255,7 @@ def test_a_stalled_stream_is_not_done_at_the_wall_clock_end_and_is_stopped_when_
 def test_a_late_stream_is_supervised_while_it_catches_up_and_done_after_its_end(excitation):
     """A stream 1 s late (a stall at its start) followed by the robot: the wall-clock end passes, the run stays
     active and supervised; done once the end was sent and the robot measured there after the settle time."""
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock, stream_link(), mode="stream", settle_time=0.2)
     publish(sup, excitation.limits.position.mean(axis=1))
     assert sup.start()[0]
@@ -307,7 +274,7 @@ def test_a_late_stream_is_supervised_while_it_catches_up_and_done_after_its_end(
 def test_a_late_stream_the_robot_stops_following_is_stopped(excitation):
     """While the stream catches up, the following check goes on: the arm stuck at the approach's start while the
     stream (1 s late) moves on is stopped as not following, before the profile's end."""
-    clock = Clock()
+    clock = ManualClock()
     sup, link = make(excitation, clock, stream_link(), mode="stream")
     q0 = excitation.limits.position.mean(axis=1) + np.array([1.5, 0, 0, 0, 0, 0, 0])  # a long approach
     publish(sup, q0)

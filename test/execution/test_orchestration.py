@@ -11,6 +11,8 @@ import pytest
 
 from dynid_ros.execution.orchestration import Orchestration, OrchestrationSettings
 
+from support.manual_clock import ManualClock
+
 
 class Answer:
     def __init__(self, outcome=None):
@@ -40,17 +42,8 @@ class Desk:
         return f"/{name}"
 
 
-class Clock:
-    def __init__(self):
-        self.now = 10.0
-        self.ns = 1_000
-
-    def __call__(self):
-        return self.now
-
-
 def make(desk, **settings):
-    clock = Clock()
+    clock = ManualClock(now=10.0)
     run = Orchestration(OrchestrationSettings(**settings), desk, clock=clock, wall_ns=lambda: clock.ns)
     return run, clock
 
