@@ -84,6 +84,31 @@ def test_a_run_goes_record_excite_stop_identify_done():
     assert run.cleanup_sent == []
 
 
+def test_the_identification_deadline_counts_from_the_identify_call_and_ignores_an_earlier_done():
+    desk = Desk()
+    run, clock = make(desk, settle_time=0.0, identify_timeout=1.5)
+    run.on_status("identification", {"state": "done", "message": "an EARLIER run"}, 1)  # latched before this run
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=True)
+    run.tick()
+    fresh(run, clock, "excitation", state="done", duration=5.0)
+    clock.now += 30.0  # recording and excitation took their time: not the identification's
+    run.tick()
+    run.tick()
+    run.tick()
+    assert run.state == "identifying" and desk.sent[-1] == "identify"
+    run.on_status("identification", {"state": "done", "message": "an EARLIER run"}, 1)  # a late re-delivery
+    clock.now += 1.4
+    run.tick()
+    assert run.state == "identifying"
+    fresh(run, clock, "identification", state="running", message="identifying")
+    clock.now += 0.2
+    run.tick()
+    assert (run.state, run.message) == ("aborted", "the identification did not end within 1.5 s")
+    assert run.status["identification"]["state"] == "running"
+
+
 def test_the_motion_starts_only_once_the_recorder_writes_messages():
     """Subscribed (state ``recording``) with nothing written yet: the excitation waits; it starts at the first
     message, or the run ends at the deadline naming the recorder."""

@@ -127,14 +127,13 @@ def test_stale_done_of_an_earlier_run_is_ignored_and_identification_has_a_deadli
                              on_call=lambda _: identification.publish(state="running", message="identifying"))
     identification.publish(state="done", message="identified by an EARLIER run")  # latched, stale
     time.sleep(0.3)
-    start = time.monotonic()
     orchestrator = spinner.add(OrchestratorNode(context=spinner.context, parameter_overrides=params(
         settle_time=0.2, identify_timeout=1.5)))
     last = robot.wait_until_ended()
     assert last == {"state": "aborted", "message": "the identification did not end within 1.5 s"}, last
     assert orchestrator.run.status["identification"]["state"] == "running"  # this run's status counts, the old one not
     assert "done" not in robot.states("orchestrator_node") and "identifying" in robot.states("orchestrator_node")
-    assert identification.calls == ["identify"] and time.monotonic() - start > 1.5
+    assert identification.calls == ["identify"]  # the deadline's timing: test_orchestration.py, on a set clock
     assert robot.status["recorder_node"].last["state"] == "stopped"
     assert robot.states("excitation_node")[-1] == "done"
 
