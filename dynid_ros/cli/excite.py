@@ -18,6 +18,7 @@ from dynid_ros.excitation.trajectory_file import clearance_lines
 from dynid_ros.robot.config import config_section, load_config
 from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
 from dynid_ros.robot.frames import FramesRobot, frames_section, load_frames_robot
+from dynid_ros.robot.geometry_inertia import torque_check_model
 from dynid_ros.robot.model import RobotModel, load_model
 from dynid_ros.robot.workcell import CollisionSettings
 
@@ -58,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     options = ExcitationOptions.from_config(
         section, harmonics=args.harmonics, frequency_hz=args.frequency, seed=args.seed, n_starts=args.starts,
         time_budget_s=args.time_budget, objective=args.objective, collision=collision)
-    result = optimize_excitation(excited_robot(args), options, progress=not args.no_progress)
+    robot = excited_robot(args)
+    if isinstance(robot, RobotModel):
+        robot = with_guessed_masses(robot, args.package_dir)
+    result = optimize_excitation(robot, options, progress=not args.no_progress)
     save_trajectory(args.out, result)
     margins = result.info["margins"]
     tightest = margins["tightest"].split(" of ")[0]
@@ -73,6 +77,15 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     print(f"wrote {args.out}")
     return 0
+
+
+def with_guessed_masses(model: RobotModel, package_dirs: list[str]) -> RobotModel:
+    """``model`` for the torque checks (:func:`~dynid_ros.robot.geometry_inertia.torque_check_model`), its
+    warnings printed."""
+    model, lines = torque_check_model(model, package_dirs)
+    for line in lines:
+        print(f"warning: {line}")
+    return model
 
 
 def excited_robot(args: argparse.Namespace) -> RobotModel | FramesRobot:

@@ -16,6 +16,7 @@ file becomes (approach from the current pose, periods, hold) and checks it.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,9 @@ from dynid_ros.excitation.limits import (
 )
 from dynid_ros.excitation.torques import nominal_torques
 from dynid_ros.execution.execution_profile import build_execution_profile
+from dynid_ros.robot.geometry_inertia import torque_check_model
+
+LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dynid_ros.execution.execution_profile import ExecutionProfile
@@ -85,6 +89,10 @@ def robot_limits(model: RobotModel, config: dict | None = None, source: str | No
     config.pop("torque_limits", None)  # effort is always checked here, where given
     limits = limits_from_model(model, config)
     effort = effort_bounds(model, config)  # the optimizer's bound too
+    if effort is not None and getattr(model, "urdf_xml", None) is not None:  # no inertials: masses guessed
+        model, lines = torque_check_model(model)
+        for line in lines:
+            LOG.warning("%s", line)
     name = source or str(getattr(model, "urdf_path", None) or getattr(model, "source", None) or "robot description")
     given = "the config's" if {"margins", "acceleration", "velocity", "position", "effort"} & set(config) else "default"
     return RobotLimits(model, limits, effort, f"the robot ({name} with {given} margins and accelerations)",

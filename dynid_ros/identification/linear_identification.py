@@ -63,6 +63,12 @@ from dynid_ros.identification.position_torque_selection import (
     terms_torque,
 )
 from dynid_ros.identification.timing import StageTimer
+from dynid_ros.robot.geometry_inertia import (
+    HULL_DENSITY,
+    HULL_DENSITY_SPREAD,
+    NO_MASS_KG,
+    complete_massless_bodies,
+)
 from dynid_ros.robot.model import RobotModel, nominal_parameters
 from dynid_ros.robot.parameters import ParameterLayout
 from dynid_ros.robot.urdf_writer import attached_parameters
@@ -125,29 +131,53 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
                               processing=processing)
 
 
-NO_MASS_KG = 1e-6
-"""A moving link's mass at or below this (a milligram) is the description's "no data" (no ``<inertial>``, ``mass
-value="0"``, ``1e-08``), not a mass any link of a robot arm has."""
+@dataclass(frozen=True)
+class DescriptionCompletion:
+    """What :func:`complete_description_masses` did: the ``warnings`` saying so and the identified links whose prior
+    mass is their geometry's guess (``guessed_links``)."""
+
+    warnings: tuple[str, ...] = ()
+    guessed_links: tuple[str, ...] = ()
 
 
-def check_description_masses(model: RobotModel, layout: ParameterLayout, options: IdentificationOptions) -> None:
-    """ModelError (one line) when the method keeps what the data do not determine at the description's values
-    (FBPE, PBPR with the nominal prior) and the description gives a moving link no mass: the data determine only
-    combinations of the link parameters (the base parameters), so such a link would come out massless (with a fit
-    that cannot explain the data) or at a value nothing determined -- a wrong answer, never an output. Methods
-    without a prior (OLS, WLS: the base parameters; BPFC, ``--prior none``) are not concerned."""
+def complete_description_masses(model: RobotModel, layout: ParameterLayout, options: IdentificationOptions
+                                ) -> tuple[RobotModel, DescriptionCompletion]:
+    """The model to identify and what was completed (:class:`DescriptionCompletion`), when the method keeps what the
+    data do not determine at the description's values (FBPE, PBPR with the nominal prior) and the description gives
+    a moving link no mass: the data determine only combinations of the link parameters (the base parameters), so
+    such a link would come out massless or at a value nothing determined. Such links are given the inertia of their
+    geometry (:mod:`dynid_ros.robot.geometry_inertia`) as the prior's centre; a link without geometry to derive it
+    from is a ModelError (one line). Methods without a prior (OLS, WLS: the base parameters; BPFC, ``--prior
+    none``) are not concerned."""
     if options.prior != "nominal" or options.method not in (Method.FBPE, Method.PBPR):
-        return
+        return model, DescriptionCompletion()
     own = nominal_parameters(model, layout) - attached_parameters(model, layout)
     masses = own[layout.indices("m")]
-    massless = [f"{link} ({mass:.3g} kg)" for link, mass in zip(layout.links, masses) if not mass > NO_MASS_KG]
-    if not massless:
-        return
+    bodies = [k + 1 for k, mass in enumerate(masses) if not mass > NO_MASS_KG]
+    if not bodies:
+        return model, DescriptionCompletion()
     source, method = model.urdf_path or "the robot description", Method(options.method).value
-    raise ModelError(f"{source} gives no mass to the moving link(s) {', '.join(massless)} (no <inertial>, or a "
-                     f"mass of at most {NO_MASS_KG:g} kg): {method} keeps what the data do not determine at "
-                     "the description's values, so they would come out massless; give each moving link its mass "
-                     "and inertia in the URDF (a CAD or data-sheet value)")
+    massless = ", ".join(f"{layout.links[b - 1]} ({masses[b - 1]:.3g} kg)" for b in bodies)
+
+    def refused(why: str) -> ModelError:
+        return ModelError(f"{source} gives no mass to the moving link(s) {massless} (no <inertial>, or a mass of at "
+                          f"most {NO_MASS_KG:g} kg) and {why}: {method} keeps what the data do not determine at the "
+                          "description's values, so they would come out massless; give each moving link its mass "
+                          "and inertia in the URDF (a CAD or data-sheet value)")
+
+    try:
+        completed = complete_massless_bodies(model, bodies)
+    except ModelError as err:
+        raise refused(f"their geometry cannot be read ({err})") from err
+    own = nominal_parameters(completed.model, layout) - attached_parameters(completed.model, layout)
+    bare = [layout.links[b - 1] for b in bodies if not own[layout.indices("m")][b - 1] > NO_MASS_KG]
+    if bare:
+        raise refused(f"{', '.join(bare)} {'has' if len(bare) == 1 else 'have'} no geometry to derive one from")
+    return completed.model, DescriptionCompletion((
+        f"{source} gives no mass to the moving link(s) {massless}: the prior is centred on their collision "
+        f"geometry as solids of {HULL_DENSITY:g} kg/m^3 (published arms' links: within x/{HULL_DENSITY_SPREAD:g} of "
+        f"it), {completed.summary()}; what the data do not determine stays at these guesses (a CAD or data-sheet "
+        "value in the URDF is better)",), tuple(layout.links[b - 1] for b in bodies))
 
 
 def undetermined_masses_note(options: IdentificationOptions, base: BaseParameters) -> str:
@@ -206,11 +236,13 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     """:func:`identify_linear` from the processed data (``data``: of the options' window and ``processing``, by
     default the options'; ``choice``: the cutoff chosen on the data, recorded with the processing)."""
     warnings = list(warnings or []) + segment_warnings(data.segments)
-    if fit_target is None:  # |tau| (unknown signs) cannot be compared with the gravity torque
-        warnings += gravity_mismatch_warnings(model, data.q, data.tau)
     position_torque_setting(options.position_torque, model.joints)  # joint names checked before any work
     layout = model.layout_for(options.friction, options.armature)
-    check_description_masses(model, layout, options)
+    model, completed = complete_description_masses(model, layout, options)
+    guessed = set(completed.guessed_links)  # the links whose prior mass is their geometry's
+    warnings += completed.warnings
+    if fit_target is None:  # |tau| (unknown signs) cannot be compared with the gravity torque
+        warnings += gravity_mismatch_warnings(model, data.q, data.tau)
     processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
     record = choice.to_dict() if choice is not None else data.cutoff_choice
     if record is not None and record.get("rule") == "auto":
@@ -282,8 +314,12 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
             load_delta[layout.link_slice(load.link)] = fitted.load_parameters
         realism = link_realism(estimate.delta - load_delta, nominal, layout, attached,
                                None if options.prior != "nominal" else fitted.prior.std, estimate.delta_std)
+        for r in realism:  # report.json: where each link's prior mass comes from
+            r["prior_source"] = "geometry" if r["link"] in guessed else "description"
         warnings += [f"link {r['link']}: identified mass {r['mass']:.3g} kg is {r['mass_ratio']:.2f}x the prior "
-                     f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x])" for r in realism if not r["realistic_mass"]]
+                     f"{r['prior_mass']:.3g} kg (outside [0.5x, 2x]"
+                     f"{'; the prior is a guess from its geometry' if r['link'] in guessed else ''})"
+                     for r in realism if not r["realistic_mass"]]
         warnings += moved_mass_lines(realism)
     comparison = None
     if fit_target is None and options.method in COMPARED_METHODS:
@@ -584,10 +620,13 @@ PBPR's random starts would cost it a minute)."""
 def moved_mass_lines(realism: list[dict]) -> list[str]:
     """The console's lines for the links whose mass the data moved with strong evidence (log Bayes factor above
     :data:`~dynid_ros.estimation.prior.STRONG_EVIDENCE`, :func:`~dynid_ros.estimation.prior.moved_mass_evidence`)."""
-    return [f"link {r['link']}: mass moved to {r['mass_ratio']:.2f}x its CAD value ({r['mass']:.3g} kg, prior "
+    def prior(r: dict) -> tuple[str, str]:  # (its value, the mass)
+        return ("geometry's guess", "guessed") if r.get("prior_source") == "geometry" else ("CAD value", "CAD")
+
+    return [f"link {r['link']}: mass moved to {r['mass_ratio']:.2f}x its {prior(r)[0]} ({r['mass']:.3g} kg, prior "
             f"{r['prior_mass']:.3g} ± {r['mass_prior_std']:.2g} kg): the data demand it (log Bayes factor "
-            f"{r['mass_move_log_bayes_factor']:.1f} against the CAD mass)" for r in realism
-            if r.get("mass_move_log_bayes_factor", 0.0) > STRONG_EVIDENCE]
+            f"{r['mass_move_log_bayes_factor']:.1f} against the {prior(r)[1]} mass)"
+            for r in realism if r.get("mass_move_log_bayes_factor", 0.0) > STRONG_EVIDENCE]
 
 
 def _fit_rows(data: ProcessedData, w_b: np.ndarray, min_speed: float, fit_target: FitTarget | None,

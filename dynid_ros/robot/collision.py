@@ -92,6 +92,18 @@ def collision_model(model: RobotModel, config: Mapping | None, *, config_path: s
 
 
 
+def geometry_parts(model: RobotModel, package_dirs: Sequence[str | Path] = ()) -> list[Part]:
+    """The convex pieces of every link of ``model`` (a URDF model; its ``<collision>``, else ``<visual>``, geometry)
+    on its kinematic model (``model.expanded`` when it has followers); ModelError naming the mesh not found."""
+    if model.urdf_xml is None:
+        return []
+    kinematic = model.expanded if model.expanded is not None else model.pin_model
+    urdf_directory = model.urdf_path.resolve().parent if model.urdf_path is not None else None
+    source = str(model.urdf_path or "robot_description")
+    text, _ = collision_urdf(model.urdf_xml, urdf_directory, package_dirs, source)
+    return _parts(kinematic, text, source)
+
+
 def _parts(kinematic: object, text: str, source: str) -> list[Part]:
     """The convex pieces of every link of ``text`` (:func:`collision_urdf`)."""
     try:

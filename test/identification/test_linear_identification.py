@@ -19,7 +19,9 @@ from dynid_ros.dynamics.feasibility import is_feasible
 from dynid_ros.dynamics.regressor import regressor, torques
 from dynid_ros.errors import ConfigError, DataError, IdentifiabilityError, ModelError
 from dynid_ros.identification.linear_identification import (
-    check_description_masses,
+    NO_MASS_KG,
+    DescriptionCompletion,
+    complete_description_masses,
     fit_rows,
     identify_linear,
     identify_processed,
@@ -29,11 +31,13 @@ from dynid_ros.identification.linear_identification import (
 )
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.identification.timing import StageTimer
-from dynid_ros.robot.model import load_model
+from dynid_ros.robot.geometry_inertia import HULL_DENSITY, geometry_inertias, massless_urdf_links
+from dynid_ros.robot.model import load_model, nominal_parameters
+from dynid_ros.robot.urdf_writer import attached_parameters
 
 from support.arm_runs import RICH, arm_run
 from support.paths import REPO
-from support.robots import UR5_ERD, example_robot_urdf
+from support.robots import UR5_ERD, example_robot_prefix, example_robot_urdf
 
 PAYLOAD = """  <link name="payload"><inertial><origin xyz="0 0 0"/><mass value="1.0"/>
     <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
@@ -296,29 +300,81 @@ def test_continuous_joints_are_unwrapped_before_filtering(tmp_path):
     np.testing.assert_allclose(data.q[:, 6], 3.0 + 2.0 * (data.t - 10.0) - 2 * np.pi * (q[0, 6] < 0), atol=1e-4)
 
 
-@pytest.mark.parametrize("edit, links", [
-    (lambda text: re.sub(r"<inertial>.*?</inertial>", "", text, flags=re.S), 6),  # no <inertial> at all
-    (lambda text: re.sub(r'(<link name="upper_arm_link">.*?<mass value=")[^"]*', r"\g<1>0", text, flags=re.S), 1),
-    (lambda text: re.sub(r'(<link name="wrist_[123]_link">.*?<mass value=")[^"]*', r"\g<1>1e-08", text,
-                         flags=re.S), 3),
-], ids=["no_inertials", "zero_mass", "tiny_masses"])
-def test_a_description_without_a_moving_links_mass_is_refused_by_the_methods_that_keep_its_values(edit, links):
-    """FBPE and PBPR keep what the data do not determine at the description's values: a massless moving link
-    (no ``<inertial>``, 0 or 1e-8 kg) would stay massless. One line naming the file and each link; the methods
-    without a prior go on."""
-    text = edit(example_robot_urdf(UR5_ERD).read_text())
-    model = load_model(urdf_text=text, quiet=True)
+STRIP_INERTIALS = {
+    "no_inertials": (lambda text: re.sub(r"<inertial>.*?</inertial>", "", text, flags=re.S), 6),
+    "zero_mass": (lambda text: re.sub(r'(<link name="upper_arm_link">.*?<mass value=")[^"]*', r"\g<1>0", text,
+                                      flags=re.S), 1),
+    "tiny_masses": (lambda text: re.sub(r'(<link name="wrist_[123]_link">.*?<mass value=")[^"]*', r"\g<1>1e-08",
+                                        text, flags=re.S), 3),
+}
+"""Ways a description leaves moving links massless (of the UR5's), and how many links each leaves so."""
+
+
+@pytest.fixture
+def ros_packages(monkeypatch):
+    """example-robot-data's packages found as a ROS install finds them (``AMENT_PREFIX_PATH``)."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(example_robot_prefix()))
+
+
+@pytest.mark.parametrize("edit, links", STRIP_INERTIALS.values(), ids=STRIP_INERTIALS)
+def test_a_moving_link_without_a_mass_gets_its_geometrys_inertia_as_the_prior(edit, links, ros_packages):
+    """FBPE and PBPR keep what the data do not determine at the description's values: a massless moving link (no
+    ``<inertial>``, 0 or 1e-8 kg) is given the inertia of its collision geometry as a solid of the hull density,
+    named in one warning line; the links with a mass keep theirs; the methods without a prior are not concerned."""
+    published = load_model(urdf=example_robot_urdf(UR5_ERD), quiet=True)
+    model = load_model(urdf_text=edit(example_robot_urdf(UR5_ERD).read_text()), quiet=True)
     for method in ("fbpe", "pbpr"):
         options = IdentificationOptions(method=method)
         layout = model.layout_for(options.friction, options.armature)
-        with pytest.raises(ModelError) as err:
-            check_description_masses(model, layout, options)
-        line = str(err.value)
-        assert "\n" not in line and "gives no mass to the moving link(s)" in line and method in line, line
-        assert line.count("_link (") == links and "give each moving link its mass" in line, line
+        before = nominal_parameters(model, layout)[layout.indices("m")]
+        completed, completion = complete_description_masses(model, layout, options)
+        warnings = completion.warnings
+        assert completion.guessed_links == tuple(link for link, mass in zip(layout.links, before)
+                                                 if mass <= NO_MASS_KG)
+        masses = nominal_parameters(completed, layout)[layout.indices("m")]
+        assert len(warnings) == 1 and "\n" not in warnings[0] and warnings[0].count("_link (") == links, warnings
+        assert warnings[0].count(" L)") >= links, warnings  # and the massless fixed links' on these bodies
+        massless = before <= NO_MASS_KG
+        assert massless.sum() == links and np.all(masses > 0.05), masses
+        np.testing.assert_array_equal(masses[~massless], before[~massless])
+        for k in np.flatnonzero(massless):
+            body = completed.pin_model.inertias[int(k) + 1]
+            assert np.all(np.linalg.eigvalsh(body.inertia) > 0), body  # a physical body about its CoM
+            guesses = geometry_inertias(model, [int(k) + 1], massless_urdf_links(model.urdf_xml, "UR5")).values()
+            assert body.mass == pytest.approx(HULL_DENSITY * sum(g.volume for g in guesses) + before[k])
+        # as if the URDF gave these links their inertials: its text read again is the same robot
+        again = load_model(urdf_text=completed.urdf_xml, quiet=True)
+        np.testing.assert_allclose(nominal_parameters(again, layout), nominal_parameters(completed, layout),
+                                   rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(attached_parameters(completed, layout), attached_parameters(again, layout),
+                                   atol=1e-9)
+        # a guess, not the truth: each within 4 x of the published mass (the hull density's spread is x/2.1)
+        truth = nominal_parameters(published, layout)[layout.indices("m")]
+        assert np.all(np.abs(np.log(masses / truth)) < np.log(4.0)), (masses, truth)
+        assert nominal_parameters(model, layout)[layout.indices("m")].tolist() == before.tolist()  # not edited
     for options in (IdentificationOptions(method="ols"), IdentificationOptions(method="wls"),
                     IdentificationOptions(method="bpfc"), IdentificationOptions(prior="none")):
-        check_description_masses(model, model.layout_for(options.friction, options.armature), options)
-    complete = load_model(urdf=example_robot_urdf(UR5_ERD), quiet=True)
+        assert complete_description_masses(model, model.layout_for(options.friction, options.armature),
+                                           options) == (model, DescriptionCompletion())
     options = IdentificationOptions()
-    check_description_masses(complete, complete.layout_for(options.friction, options.armature), options)
+    assert complete_description_masses(published, published.layout_for(options.friction, options.armature),
+                                       options) == (published, DescriptionCompletion())
+
+
+def test_a_massless_link_without_geometry_or_whose_meshes_are_not_found_is_refused_in_one_line(ros_packages,
+                                                                                              monkeypatch):
+    text = STRIP_INERTIALS["zero_mass"][0](example_robot_urdf(UR5_ERD).read_text())
+    bare = re.sub(r'(<link name="upper_arm_link">.*?)<visual>.*?</visual>\s*<collision>.*?</collision>', r"\g<1>",
+                  text, count=1, flags=re.S)
+    assert bare != text
+    options = IdentificationOptions()
+    for edited, words in ((bare, "upper_arm_link has no geometry to derive one from"),
+                          (text, "their geometry cannot be read")):
+        if edited is text:
+            monkeypatch.delenv("AMENT_PREFIX_PATH")  # the meshes are nowhere to be found
+        model = load_model(urdf_text=edited, quiet=True)
+        with pytest.raises(ModelError) as err:
+            complete_description_masses(model, model.layout_for(options.friction, options.armature), options)
+        line = str(err.value)
+        assert "\n" not in line and "gives no mass to the moving link(s) upper_arm_link (0 kg)" in line, line
+        assert words in line and "give each moving link its mass" in line, line
