@@ -167,8 +167,10 @@ def complete_description_masses(model: RobotModel, layout: ParameterLayout, opti
 
     try:
         completed = complete_massless_bodies(model, bodies)
-    except ModelError as err:
-        raise refused(f"their geometry cannot be read ({err})") from err
+    except ModelError as err:  # the mesh not found and where it was looked for (not the collision checks' remedy)
+        where = str(err).split("; collision checks need it")[0].replace("--package-dir, ", "")
+        raise refused(f"their geometry cannot be read ({where}; a ROS install finds package:// meshes through "
+                      "AMENT_PREFIX_PATH or ROS_PACKAGE_PATH)") from err
     own = nominal_parameters(completed.model, layout) - attached_parameters(completed.model, layout)
     bare = [layout.links[b - 1] for b in bodies if not own[layout.indices("m")][b - 1] > NO_MASS_KG]
     if bare:

@@ -29,7 +29,7 @@ from dynid_ros.robot.clearance import Row
 from dynid_ros.robot.collision_model import CollisionModel, Kinematics, Part
 from dynid_ros.robot.meshes import bounding_points, collision_urdf, convex_hull, load_mesh
 from dynid_ros.robot.model import RobotModel
-from dynid_ros.robot.urdf_document import read_urdf
+from dynid_ros.robot.urdf_document import read_urdf, to_text
 from dynid_ros.robot.workcell import CollisionSettings, start_pose
 
 try:
@@ -92,15 +92,25 @@ def collision_model(model: RobotModel, config: Mapping | None, *, config_path: s
 
 
 
-def geometry_parts(model: RobotModel, package_dirs: Sequence[str | Path] = ()) -> list[Part]:
-    """The convex pieces of every link of ``model`` (a URDF model; its ``<collision>``, else ``<visual>``, geometry)
-    on its kinematic model (``model.expanded`` when it has followers); ModelError naming the mesh not found."""
+def geometry_parts(model: RobotModel, package_dirs: Sequence[str | Path] = (),
+                   links: set[str] | None = None) -> list[Part]:
+    """The convex pieces of every link of ``model`` (a URDF model; its ``<collision>``, else ``<visual>``, geometry),
+    or of ``links`` only (the others' meshes are not read), on its kinematic model (``model.expanded`` when it has
+    followers); ModelError naming the mesh not found."""
     if model.urdf_xml is None:
         return []
     kinematic = model.expanded if model.expanded is not None else model.pin_model
     urdf_directory = model.urdf_path.resolve().parent if model.urdf_path is not None else None
     source = str(model.urdf_path or "robot_description")
-    text, _ = collision_urdf(model.urdf_xml, urdf_directory, package_dirs, source)
+    text = model.urdf_xml
+    if links is not None:
+        root = read_urdf(text, source).copy()
+        for link in root.findall("link"):
+            if link.get("name") not in links:
+                for element in link.findall("collision") + link.findall("visual"):
+                    link.remove(element)
+        text = to_text(root)
+    text, _ = collision_urdf(text, urdf_directory, package_dirs, source)
     return _parts(kinematic, text, source)
 
 

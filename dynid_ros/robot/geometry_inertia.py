@@ -66,7 +66,7 @@ def geometry_inertias(model: RobotModel, bodies: Sequence[int], links: set[str],
     kinematic = model.expanded if model.expanded is not None else model.pin_model
     wanted = {kinematic.getJointId(model.pin_model.names[b]): b for b in bodies}
     sums: dict[str, tuple[int, float, pin.Inertia]] = {}
-    for part in geometry_parts(model, package_dirs):
+    for part in geometry_parts(model, package_dirs, links):
         body = wanted.get(part.body)
         if body is None or part.link not in links or not model.pin_model.existFrame(part.link, pin.BODY):
             continue
