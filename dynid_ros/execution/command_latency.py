@@ -16,7 +16,9 @@ as much again for the controller's own executor and update period), at least
 :data:`~dynid_ros.execution.stop_motion.LEAD_S`, at most :data:`MAX_LEAD_S`. (The delay between a sent excitation
 and the controller's first report of it is not used: it includes the controller's handling of a long trajectory,
 e.g. sim_node's check of it against the limits, about a second on a loaded machine, which a short stop does not
-take.)
+take.) Joint states without a usable stamp (none, another clock: some drivers, simulated time) give no age; the lead
+then follows this process's own scheduling delay, how late its periodic callbacks run
+(:meth:`CommandLatency.record_lateness`): the delay a stop suffers on its way out, under the same load.
 """
 
 from __future__ import annotations
@@ -57,6 +59,18 @@ class CommandLatency:
     def __post_init__(self) -> None:
         self._at = np.full(self.capacity, -np.inf)
         self._age = np.zeros(self.capacity)
+        self._late_at = np.full(self.capacity, -np.inf)
+        self._late = np.zeros(self.capacity)
+        self._late_count = 0
+
+    def record_lateness(self, *, lateness: float, at: float) -> None:
+        """A periodic callback of this process ran ``lateness`` [s] after it was due, at monotonic time ``at`` [s]
+        (early: 0; non-finite: ignored)."""
+        if not np.isfinite(lateness):
+            return
+        k = self._late_count % self.capacity
+        self._late_at[k], self._late[k] = at, max(float(lateness), 0.0)
+        self._late_count += 1
 
     def record_age(self, *, age: float, at: float) -> None:
         """One joint state arrived ``age`` [s] after its stamp, at monotonic time ``at`` [s]. Negative ages (clocks a
@@ -72,7 +86,14 @@ class CommandLatency:
         recent = self._age[self._at >= now - self.window_s]
         return float(np.quantile(recent, quantile)) if recent.size else 0.0
 
+    def lateness_quantile(self, *, now: float, quantile: float = LATENCY_QUANTILE) -> float:
+        """The ``quantile`` of the callbacks' lateness in the last ``window_s`` before ``now`` (0 when none)."""
+        recent = self._late[self._late_at >= now - self.window_s]
+        return float(np.quantile(recent, quantile)) if recent.size else 0.0
+
     def lead(self, *, now: float) -> float:
         """How long [s] after it is planned a stop may begin to decelerate: the measured delivery (see the module's
-        docstring) within ``[LEAD_S, MAX_LEAD_S]``."""
-        return float(min(max(LATENCY_FACTOR * self.age_quantile(now=now), LEAD_S), MAX_LEAD_S))
+        docstring) within ``[LEAD_S, MAX_LEAD_S]``; without recent ages, this process's scheduling delay."""
+        ages = self._age[self._at >= now - self.window_s]
+        measured = self.age_quantile(now=now) if ages.size else self.lateness_quantile(now=now)
+        return float(min(max(LATENCY_FACTOR * measured, LEAD_S), MAX_LEAD_S))

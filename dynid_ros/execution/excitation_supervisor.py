@@ -50,6 +50,9 @@ from dynid_ros.execution.trajectory_execution import (
     prepare_profile,
 )
 
+TICK_PERIOD_S = 0.1
+"""The period [s] the node calls :meth:`ExcitationSupervisor.tick` at."""
+
 START_POSE_TOLERANCE = 1e-3
 """Largest motion [rad or m] of any joint between the pose snapshot a motion is built from and the
 moment it is sent; beyond it the robot was not at rest and nothing is sent."""
@@ -191,6 +194,7 @@ class ExcitationSupervisor:
         self._on_change, self._log, self.clock, self.stamp_clock = on_change, log, clock, stamp_clock
         self.states = JointStateCache(settings.joint_states_topic)
         self.latency = CommandLatency()  # how late commands reach the controller: the lead of a stop
+        self._last_tick: float | None = None
         self.run = ExcitationRun()
         self.phase = Phase.IDLE
         self.tolerance = np.zeros(0)
@@ -313,7 +317,12 @@ class ExcitationSupervisor:
         self._on_change()
 
     def tick(self) -> None:
-        """Called periodically (10 Hz): retry a waiting start, supervise a running motion, watch a stop."""
+        """Called periodically (every :data:`TICK_PERIOD_S`): retry a waiting start, supervise a running motion, watch
+        a stop; how late it runs is this process's scheduling delay (the stop's lead without stamped joint states)."""
+        now = self.clock()
+        if self._last_tick is not None:
+            self.latency.record_lateness(lateness=now - self._last_tick - TICK_PERIOD_S, at=now)
+        self._last_tick = now
         if self.phase is Phase.WAITING:
             self._attempt()
             self._on_change()

@@ -94,7 +94,7 @@ from std_msgs.msg import String
 
 from dynid_ros.errors import ConfigError, DynidError
 from dynid_ros.excitation.trajectory_file import load_trajectory
-from dynid_ros.execution.excitation_supervisor import ExcitationSupervisor, SupervisorSettings
+from dynid_ros.execution.excitation_supervisor import TICK_PERIOD_S, ExcitationSupervisor, SupervisorSettings
 from dynid_ros.execution.robot_limits import robot_limits
 from dynid_ros.execution.trajectory_execution import MODES
 from dynid_ros.robot.model import load_model
@@ -183,7 +183,7 @@ class ExcitationNode(Node):
         # multi-threaded executor (a test's, or a caller's) runs joint states, ticks and ~/stop meanwhile
         trigger_service(self, "~/start", self.start, MutuallyExclusiveCallbackGroup())
         trigger_service(self, "~/stop", self.supervisor.stop, MutuallyExclusiveCallbackGroup())
-        self.create_timer(0.1, self._tick, callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_timer(TICK_PERIOD_S, self._tick, callback_group=MutuallyExclusiveCallbackGroup())
         self._publish_status()
         if p["trajectory_file"]:
             try:  # check the file and the robot early (and import the excitation code) so that ~/start is quick

@@ -13,7 +13,7 @@ import pytest
 
 from dynid_ros.excitation.trajectory_file import load_trajectory
 from dynid_ros.execution.command_latency import LATENCY_FACTOR, MAX_LEAD_S, CommandLatency
-from dynid_ros.execution.excitation_supervisor import ExcitationSupervisor, SupervisorSettings
+from dynid_ros.execution.excitation_supervisor import TICK_PERIOD_S, ExcitationSupervisor, SupervisorSettings
 from dynid_ros.execution.stop_motion import LEAD_S
 from dynid_ros.execution.trajectory_reference import TrajectoryReference
 
@@ -38,6 +38,37 @@ def test_the_lead_is_the_floor_without_measurements_and_follows_a_high_quantile_
     assert latency.lead(now=1.0 + latency.window_s + 0.01) == LEAD_S  # forgotten after the window
     latency.record_age(age=5.0, at=20.0)
     assert latency.lead(now=20.0) == MAX_LEAD_S
+
+
+def test_without_stamped_joint_states_the_lead_follows_how_late_this_process_runs():
+    """No usable stamp (a driver without, another clock): the lead is a high quantile of how late this process's
+    periodic callbacks ran, times the factor; recent ages, when there are any, decide instead."""
+    latency = CommandLatency()
+    lateness = np.zeros(200)
+    lateness[::25] = 0.12  # 4 % of the callbacks run 0.12 s late
+    for k, late in enumerate(lateness):
+        latency.record_lateness(lateness=float(late), at=k * 0.1)
+    assert latency.lead(now=20.0) == pytest.approx(LATENCY_FACTOR * 0.12)
+    latency.record_lateness(lateness=-0.03, at=20.0)  # early: on time
+    latency.record_lateness(lateness=float("inf"), at=20.0)
+    assert latency.lead(now=20.0) == pytest.approx(LATENCY_FACTOR * 0.12)
+    for k in range(100):
+        latency.record_age(age=0.01, at=19.0 + k * 0.01)
+    assert latency.lead(now=20.0) == LEAD_S  # ages measured: they decide (0.02 s, the floor)
+    assert latency.lead(now=40.0) == LEAD_S  # nothing recent: the floor
+
+
+def test_the_supervisors_ticks_measure_its_scheduling_delay(robot_case):
+    """The node ticks the supervisor every TICK_PERIOD_S: a tick that comes late is this process running late, and
+    a stop then (no stamped joint states) is planned with that lead."""
+    robot, excitation = robot_case
+    clock = ManualClock()
+    sup = ExcitationSupervisor(SupervisorSettings(mode="topic"), lambda: (excitation, robot), RecordingLink(),
+                               clock=clock, stamp_clock=clock)
+    for k in range(100):
+        clock.now += TICK_PERIOD_S + (0.2 if k % 10 == 0 else 0.0)  # every tenth tick 0.2 s late
+        sup.tick()
+    assert sup.latency.lead(now=clock.now) == pytest.approx(min(LATENCY_FACTOR * 0.2, MAX_LEAD_S))
 
 
 @pytest.fixture(scope="module", params=[3, 7])
