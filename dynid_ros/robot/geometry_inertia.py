@@ -170,11 +170,12 @@ def massless_bodies(model: RobotModel) -> list[int]:
     return [j for j in range(1, model.pin_model.njoints) if not model.pin_model.inertias[j].mass > NO_MASS_KG]
 
 
-def torque_check_model(model: RobotModel, package_dirs: Sequence[str | Path] = ()) -> tuple[RobotModel, list[str]]:
-    """The model whose inverse dynamics the effort limits are checked against, and what to tell the user: ``model``
-    with its massless moving bodies given their geometry's inertia (:func:`complete_massless_bodies`), so that a
-    description without inertials is checked against masses of about the right size, not against none; the bodies
-    left without a mass (no geometry, meshes not found) are named: their torque is only their friction's."""
+def torque_check_model(model: RobotModel, package_dirs: Sequence[str | Path] = (), *,
+                       use: str = "the torques checked against the effort limits") -> tuple[RobotModel, list[str]]:
+    """The model whose inverse dynamics the effort limits are checked against (or that ``use`` says), and what to
+    tell the user: ``model`` with its massless moving bodies given their geometry's inertia
+    (:func:`complete_massless_bodies`), so that a description without inertials is checked against masses of about
+    the right size, not against none; the bodies left without a mass (no geometry, meshes not found) are named."""
     bodies = massless_bodies(model)
     if not bodies:
         return model, []
@@ -183,13 +184,13 @@ def torque_check_model(model: RobotModel, package_dirs: Sequence[str | Path] = (
         completed = complete_massless_bodies(model, bodies, package_dirs=package_dirs)
     except ModelError as err:
         return model, [f"{source} gives no mass to {', '.join(model.links[b - 1] for b in bodies)} and their geometry "
-                       f"cannot be read ({err}): their weight is not in the torques checked against the effort limits"]
+                       f"cannot be read ({err}): their weight is not in {use}"]
     lines = []
     if completed.found:
-        lines.append(f"{source} gives no mass to {', '.join(completed.found)}: the torques checked against the effort "
-                     f"limits use their geometry as solids of {HULL_DENSITY:g} kg/m^3 ({completed.summary()}; a "
-                     f"link's mass is within x/{HULL_DENSITY_SPREAD:g} of such a guess as a rule)")
+        lines.append(f"{source} gives no mass to {', '.join(completed.found)}: {use} take their geometry as solids of "
+                     f"{HULL_DENSITY:g} kg/m^3 ({completed.summary()}; a link's mass is within x/"
+                     f"{HULL_DENSITY_SPREAD:g} of such a guess as a rule)")
     if completed.bare:
         lines.append(f"{source} gives no mass and no geometry to {', '.join(completed.bare)}: their weight is not in "
-                     "the torques checked against the effort limits")
+                     f"{use}")
     return completed.model, lines
