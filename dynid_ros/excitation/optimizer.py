@@ -8,8 +8,8 @@ on a time grid, and the start/end at rest (``sum_l a_kl = 0``, ``sum_l l b_kl = 
 them: SLSQP gets those constraints with constant Jacobians and only the objective is nonlinear. The grid is
 coarse (:data:`SAMPLES_PER_HARMONIC`) and exact: each of ``q - center``, ``q'``, ``q''`` is a trigonometric
 polynomial of degree L, which on N > 2 L evenly spaced samples bounded by ``cos(pi L / N)`` times a limit stays
-within the limit at every time (the sampling inequality for trigonometric polynomials, Ehlich & Zeller 1964;
-Zygmund 2002, ch. X), so the rows the grid keeps imply the limits in continuous time. The
+within the limit at every time (the sampling inequality for trigonometric polynomials, Ehlich & Zeller 1964; tight
+for one harmonic sampled midway between its peaks), so the rows the grid keeps imply the limits in continuous time. The
 objective's gradient is exact: the regressor is linear in the parameters, so ``u^T dY v`` is the
 derivative of the torques ``Y v`` of the parameter vector ``v`` along the singular vectors, which
 pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant).
