@@ -28,6 +28,7 @@ period sampled at 50 Hz (``t = 0, 0.02, ... < T``), where velocities below 1e-9 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -574,16 +575,18 @@ class ExcitationProblem:
         """A random feasible start: random coefficients at rest, each joint scaled to 70 % of its room; with
         clearance rows, about a pose clear of everything and scaled down until the motion is clear too."""
         x = np.zeros((self.n, self.width))
-        x[:, 0] = self.limits.position.mean(axis=1)
-        if self.clearance is not None:
-            x[:, 0] = self.clearance.clear_pose(np.clip(self.collision.reference, self.limits.position[:, 0],
-                                                        self.limits.position[:, 1]), self.limits, rng)
+        lim = self.limits
+        center, half = lim.position.mean(axis=1), 0.5 * (lim.position[:, 1] - lim.position[:, 0])
+        band = np.stack([center - self.grid_factor * half, center + self.grid_factor * half], axis=1)  # the grid's
+        x[:, 0] = center
+        if self.clearance is not None:  # a pose within the grid's position rows: the start is feasible for them
+            x[:, 0] = self.clearance.clear_pose(np.clip(self.collision.reference, band[:, 0], band[:, 1]),
+                                                dataclasses.replace(lim, position=band), rng)
         x[:, 1:] = rng.uniform(-1.0, 1.0, (self.n, 2 * self.harmonics))
         x = self.project_rest(x.reshape(-1)).reshape(self.n, self.width)
         q0 = x[:, 0]
         q, dq, ddq = self.states(x.reshape(-1), self.b_con)
-        lim = self.limits
-        room = np.minimum(lim.position[:, 1] - q0, q0 - lim.position[:, 0])
+        room = np.minimum(band[:, 1] - q0, q0 - band[:, 0])
         scale = np.min([room / np.abs(q - q0).max(axis=0), lim.velocity / np.abs(dq).max(axis=0),
                         lim.acceleration / np.abs(ddq).max(axis=0)], axis=0)
         x[:, 1:] *= 0.7 * scale[:, None]
