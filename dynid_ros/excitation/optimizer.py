@@ -5,7 +5,11 @@ constraints), Sousa & Cortesão 2014 section 5.2.2 (Swevers series, eq. 78-80).
 
 Variables per joint ``k``: ``[q_k0, a_k1..a_kL, b_k1..b_kL]``. Position, velocity and acceleration
 on a time grid, and the start/end at rest (``sum_l a_kl = 0``, ``sum_l l b_kl = 0``), are linear in
-them: SLSQP gets those constraints with constant Jacobians and only the objective is nonlinear. The
+them: SLSQP gets those constraints with constant Jacobians and only the objective is nonlinear. The grid is
+coarse (:data:`SAMPLES_PER_HARMONIC`) and exact: each of ``q - center``, ``q'``, ``q''`` is a trigonometric
+polynomial of degree L, which on N > 2 L evenly spaced samples bounded by ``cos(pi L / N)`` times a limit stays
+within the limit at every time (the sampling inequality for trigonometric polynomials, Ehlich & Zeller 1964; tight
+for one harmonic sampled midway between its peaks), so the rows the grid keeps imply the limits in continuous time. The
 objective's gradient is exact: the regressor is linear in the parameters, so ``u^T dY v`` is the
 derivative of the torques ``Y v`` of the parameter vector ``v`` along the singular vectors, which
 pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant).
@@ -24,6 +28,7 @@ period sampled at 50 Hz (``t = 0, 0.02, ... < T``), where velocities below 1e-9 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -63,7 +68,13 @@ CONDITION_RATE_HZ = 50.0
 CONDITION_FRICTION = ("viscous", "coulomb", "offset")
 OBJECTIVES = ("cond", "logdet")
 GRID_SHRINK = 0.995
-"""The optimizer's grid uses this fraction of the limits, so the 1 kHz check rarely needs rescaling."""
+"""The optimizer's grid uses this fraction of the limits (times ``cos(pi L / N)``, module docstring): round-off room
+for the 1 kHz check."""
+SAMPLES_PER_HARMONIC = 12
+"""Joint-limit grid points per harmonic (N = 12 L per period): the limits on the grid are ``cos(pi / 12)`` = 0.966 of
+the limits (module docstring), the price of 3.3 times fewer rows than the 40 L points kept before, which made SLSQP's
+dense step 46 % of a start's CPU on example-robot-data's UR10 (7200 rows, 66 variables; 55 % measured again with
+``benchmarks/bench_excite_start.py``)."""
 DEFAULT_FREQUENCY_HZ = 0.1
 TORQUE_MARGIN = 0.05
 """The optimizer keeps the nominal torques within ``1 - TORQUE_MARGIN`` of the effort bounds on its coarse grid
@@ -114,7 +125,8 @@ class ExcitationOptions:
             of the execution check, kept with :data:`TORQUE_MARGIN` on the optimizer's grid);
         cartesian_boxes: ``{frame: [[xlo, xhi], [ylo, yhi], [zlo, zhi]]}`` in the base frame (Wang et al. 2019);
         grid_rate_hz: objective sampling rate (50 Hz is the condition number's definition);
-        constraint_points: constraint grid points per period (default 40 per harmonic, at least 200);
+        constraint_points: joint-limit grid points per period, more than 2 L (default
+            :data:`SAMPLES_PER_HARMONIC` per harmonic; the limits on the grid are ``cos(pi L / N)`` of the limits);
         max_condition_number: a best result whose condition number with unit-norm columns
             (:func:`excitation_scaled_condition_number`) is above this is an :class:`ExcitationError`;
         exclude_frames: a frames robot's frames whose inertia the objective leaves out
@@ -165,6 +177,10 @@ class ExcitationOptions:
             raise ConfigError(f"time budget must be positive, got {self.time_budget_s}")
         if self.n_starts < 1 or self.max_iterations < 1:
             raise ConfigError("n_starts and max_iterations must be >= 1")
+        if self.constraint_points is not None and not (
+                isinstance(self.constraint_points, int) and self.constraint_points > 2 * self.harmonics):
+            raise ConfigError(f"constraint_points must be an integer above 2 x harmonics ({2 * self.harmonics}), got "
+                              f"{self.constraint_points!r}")
         if not self.grid_rate_hz > 0:
             raise ConfigError(f"grid rate must be positive, got {self.grid_rate_hz}")
         for frame, box in self.cartesian_boxes.items():
@@ -261,8 +277,9 @@ class ExcitationProblem:
         period = 2 * math.pi / self.wf
         self.t_obj = condition_times(period, options.grid_rate_hz)
         self.b_obj = basis_matrices(self.t_obj, self.wf, self.harmonics)
-        points = options.constraint_points or max(200, 40 * self.harmonics)
+        points = options.constraint_points or SAMPLES_PER_HARMONIC * self.harmonics
         self.t_con = np.arange(points) * period / points
+        self.grid_factor = GRID_SHRINK * math.cos(math.pi * self.harmonics / points)  # the sampling inequality
         self.b_con = basis_matrices(self.t_con, self.wf, self.harmonics)
         self.a_ub, self.b_ub = self._linear_inequalities()
         self.joint_map = coupled_joint_limits(model, options.config)
@@ -346,18 +363,19 @@ class ExcitationProblem:
         return blocks.reshape(-1)
 
     def _linear_inequalities(self) -> tuple[np.ndarray, np.ndarray]:
-        """``A x <= b``: position, velocity, acceleration on the constraint grid, one block per joint."""
+        """``A x <= b``: position, velocity, acceleration on the constraint grid, one block per joint, each within
+        ``grid_factor`` of its limit (of the half range about the range's centre for positions): within the limits at
+        every time (module docstring)."""
         bq, bdq, bddq = self.b_con
         m = len(self.t_con)
         one, zero = np.ones((m, 1)), np.zeros((m, 1))
         block = np.vstack([np.hstack([one, bq]), np.hstack([-one, -bq]), np.hstack([zero, bdq]),
                            np.hstack([zero, -bdq]), np.hstack([zero, bddq]), np.hstack([zero, -bddq])])
         lim = self.limits
-        lower, upper = lim.position[:, 0], lim.position[:, 1]
-        inset = (1 - GRID_SHRINK) * 0.5 * (upper - lower)
-        rhs = [np.concatenate([np.full(m, upper[k] - inset[k]), np.full(m, -(lower[k] + inset[k])),
-                               np.full(2 * m, GRID_SHRINK * lim.velocity[k]),
-                               np.full(2 * m, GRID_SHRINK * lim.acceleration[k])]) for k in range(self.n)]
+        center, half = lim.position.mean(axis=1), self.grid_factor * 0.5 * (lim.position[:, 1] - lim.position[:, 0])
+        rhs = [np.concatenate([np.full(m, center[k] + half[k]), np.full(m, -(center[k] - half[k])),
+                               np.full(2 * m, self.grid_factor * lim.velocity[k]),
+                               np.full(2 * m, self.grid_factor * lim.acceleration[k])]) for k in range(self.n)]
         return np.kron(np.eye(self.n), block), np.concatenate(rhs)
 
     def _joint_inequalities(self, joint_map: CoupledJointLimits) -> tuple[np.ndarray, np.ndarray]:
@@ -370,12 +388,12 @@ class ExcitationProblem:
         for j in range(joint_map.matrix.shape[0]):
             c = joint_map.matrix[j][None, :]
             lower, upper = joint_map.position[j]
-            inset = (1 - GRID_SHRINK) * 0.5 * (upper - lower)
+            center, half = 0.5 * (lower + upper) - joint_map.offset[j], self.grid_factor * 0.5 * (upper - lower)
             position = np.kron(c, np.hstack([one, bq]))
             velocity = np.kron(c, np.hstack([zero, bdq]))
             rows += [position, -position, velocity, -velocity]
-            rhs += [np.full(m, upper - inset - joint_map.offset[j]), np.full(m, -(lower + inset - joint_map.offset[j])),
-                    np.full(2 * m, GRID_SHRINK * joint_map.velocity[j])]
+            rhs += [np.full(m, center + half), np.full(m, -(center - half)),
+                    np.full(2 * m, self.grid_factor * joint_map.velocity[j])]
         return np.vstack(rows), np.concatenate(rhs)
 
     def linear_violation(self, x: np.ndarray) -> float:
@@ -557,16 +575,18 @@ class ExcitationProblem:
         """A random feasible start: random coefficients at rest, each joint scaled to 70 % of its room; with
         clearance rows, about a pose clear of everything and scaled down until the motion is clear too."""
         x = np.zeros((self.n, self.width))
-        x[:, 0] = self.limits.position.mean(axis=1)
-        if self.clearance is not None:
-            x[:, 0] = self.clearance.clear_pose(np.clip(self.collision.reference, self.limits.position[:, 0],
-                                                        self.limits.position[:, 1]), self.limits, rng)
+        lim = self.limits
+        center, half = lim.position.mean(axis=1), 0.5 * (lim.position[:, 1] - lim.position[:, 0])
+        band = np.stack([center - self.grid_factor * half, center + self.grid_factor * half], axis=1)  # the grid's
+        x[:, 0] = center
+        if self.clearance is not None:  # a pose within the grid's position rows: the start is feasible for them
+            x[:, 0] = self.clearance.clear_pose(np.clip(self.collision.reference, band[:, 0], band[:, 1]),
+                                                dataclasses.replace(lim, position=band), rng)
         x[:, 1:] = rng.uniform(-1.0, 1.0, (self.n, 2 * self.harmonics))
         x = self.project_rest(x.reshape(-1)).reshape(self.n, self.width)
         q0 = x[:, 0]
         q, dq, ddq = self.states(x.reshape(-1), self.b_con)
-        lim = self.limits
-        room = np.minimum(lim.position[:, 1] - q0, q0 - lim.position[:, 0])
+        room = np.minimum(band[:, 1] - q0, q0 - band[:, 0])
         scale = np.min([room / np.abs(q - q0).max(axis=0), lim.velocity / np.abs(dq).max(axis=0),
                         lim.acceleration / np.abs(ddq).max(axis=0)], axis=0)
         x[:, 1:] *= 0.7 * scale[:, None]

@@ -8,7 +8,7 @@ import pytest
 from dynid_ros.cli.main import main
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
 from dynid_ros.dynamics.regressor import regressor
-from dynid_ros.errors import ExcitationError
+from dynid_ros.errors import ConfigError, ExcitationError
 from dynid_ros.excitation import (
     ExcitationLimits,
     ExcitationOptions,
@@ -99,6 +99,40 @@ def test_objective_gradient_matches_finite_differences(panda, panda_config):
         direction = problem.project_rest(np.random.default_rng(2).normal(size=x.size))  # keeps q'(0) = 0
         slope = directional_slope(lambda y, p=problem: p.objective(y, False)[0], x, direction, span=1e-3)
         assert slope.agrees_with(gradient @ direction, rel=1e-4), (objective, gradient @ direction, slope)
+
+
+def test_a_trajectory_on_the_coarse_grid_s_bounds_is_within_the_limits_at_every_time(panda, panda_config):
+    """The optimizer keeps its joint-limit rows on 12 L samples per period, each ``cos(pi L / N)`` of its limit: a
+    motion pushed onto those bounds (each joint scaled until a grid row is active) stays within the limits on a grid
+    ten times finer than the 1 kHz check, and comes within a few percent of them (the rows cost little range)."""
+    limits = limits_from_model(panda, panda_config)
+    for harmonics in (2, 3, 5):  # (L = 1 cannot start and end at rest)
+        options = ExcitationOptions(config=panda_config, harmonics=harmonics, collision=None)
+        problem = ExcitationProblem(panda, options, limits, condition_base(panda))
+        assert len(problem.t_con) == 12 * harmonics
+        rng = np.random.default_rng(harmonics)
+        for _ in range(20):
+            x = problem.start(rng).reshape(problem.n, problem.width)
+            x[:, 0] = limits.position.mean(axis=1)
+            for k in range(problem.n):  # each joint onto its tightest grid row
+                rows = slice(k * 6 * len(problem.t_con), (k + 1) * 6 * len(problem.t_con))
+                one = np.zeros_like(x)
+                one[k, 1:] = x[k, 1:]
+                centre = problem.a_ub[rows] @ (x * (np.arange(problem.width) == 0)).reshape(-1)
+                with np.errstate(divide="ignore"):
+                    room = (problem.b_ub[rows] - centre) / (problem.a_ub[rows] @ one.reshape(-1))
+                x[k, 1:] *= np.min(room[room > 0])
+            x = x.reshape(-1)
+            assert np.max(problem.a_ub @ x - problem.b_ub) < 1e-9
+            trajectory = problem.trajectory(x)
+            margins = check_trajectory_limits(trajectory, limits, rate_hz=10_000.0)  # raises on a violation
+            used = min(margins[name] for name in ("position", "velocity", "acceleration"))
+            assert 0 <= used <= 1 - np.cos(np.pi / 12) + 0.01, used
+
+
+def test_a_constraint_grid_too_coarse_for_the_harmonics_is_a_config_error():
+    with pytest.raises(ConfigError, match="constraint_points must be an integer above 2 x harmonics"):
+        ExcitationOptions(harmonics=5, constraint_points=10).check()
 
 
 def test_infeasible_request_is_a_clear_error(panda):

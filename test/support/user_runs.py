@@ -170,10 +170,14 @@ def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...]
 
 
 EXCITATION_FINDINGS = (("the best condition number", "accepted up to"), ("no trajectory satisfies the limits",))
-"""The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations)
-of some robots ends in excite's one-line refusal (condition number above 300 or inf: ur3, xarm7, baxter, the UR5
-with a prismatic wrist (460); no collision-free start in the time: TALOS's arm). Such a robot is reported as an xfail
-with excite's line, never as a pass; everything after excite is checked for every robot that gets an excitation."""
+"""The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations) of
+some robots ends in excite's one-line refusal. Measured with the optimizer's 12 L-point limit grid (ur3 and the UR5 with
+a prismatic wrist, once 460, pass; they pass at d903a1a too): condition number above 300: example-robot-data's xArm7
+(351; 352 and 362 with 60 and 80 iterations; 323 at d903a1a), Doosan without collision checks (1160; at d903a1a no
+trajectory within the limits after the start, 49 s); inf: Baxter (every start pose it tries has a pair of its arm links
+within the 2 cm kept, so the start's motion is scaled to nothing); no collision-free trajectory after the start: TALOS's
+arm. Such a robot is reported as an xfail with excite's line, never as a pass; everything after excite is checked for
+every robot that gets an excitation."""
 
 
 def xfail_excitation_finding(robot: str, command: str, line: str) -> None:
