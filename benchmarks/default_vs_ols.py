@@ -53,6 +53,7 @@ from dynid_ros.dynamics.frame_terms import known_torque  # noqa: E402
 from dynid_ros.dynamics.regressor import regressor  # noqa: E402
 from dynid_ros.estimation.fit_quality import relative_error  # noqa: E402
 from dynid_ros.estimation.position_torque import terms_from_dict  # noqa: E402
+from dynid_ros.estimation.prior import joint_scale_summary  # noqa: E402
 from dynid_ros.identification.identify import identify  # noqa: E402
 from dynid_ros.identification.options import identification_options  # noqa: E402
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window  # noqa: E402
@@ -209,7 +210,7 @@ def check_cell(check: dict | None) -> str:
 def table(rows: list[dict]) -> str:
     """The markdown table of the results."""
     lines = ["| data set | default | OLS (same processing) | previous default | auto, LS-scored | cutoff [Hz] | "
-             "link masses / URDF | load [kg] | chosen scales (mass, com, inertia, joint) | "
+             "link masses / URDF | load [kg] | chosen scales (mass, com, inertia, joints' geometric mean) | "
              "kept (CV: evidence / wide) | shipped (cutoff bandwidth) |", "|" + "---|" * 11]
     for row in rows:
         d = row["default"]
@@ -220,7 +221,8 @@ def table(rows: list[dict]) -> str:
             cells += [f"{100 * row['previous']['held_out']:.2f} %", f"{100 * row['auto_ls']['held_out']:.2f} %",
                       f"{d['cutoff_hz']:.3g}", f"{min(ratios):.2f}-{max(ratios):.2f}",
                       load_cell(d["load"]),
-                      ", ".join(f"{scales[g]:.2f}" for g in ("mass", "com", "inertia", "joint")) if scales else "–",
+                      ", ".join(f"{v:.2f}" for v in (scales["mass"], scales["com"], scales["inertia"],
+                                                     joint_scale_summary(scales))) if scales else "–",
                       check_cell(d.get("check", "n/r")),
                       f"{100 * row['shipped']['held_out']:.2f} %" if "shipped" in row else "n/r"]
         else:

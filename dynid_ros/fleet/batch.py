@@ -21,10 +21,11 @@ between them must come from the data, not from an estimator that chose another p
 evidence would choose the prior's scales per bag (:func:`shares_chosen_hyperparameters`), the first bag given is
 identified first, alone (the reference; the next one if it fails), and every bag is identified with the scales its
 estimate used (``hyperparameter_scales``, :func:`dynid_ros.estimation.hyperparameters.used_scales`) as runs share
-them (:func:`dynid_ros.estimation.hyperparameters.shared_scales`: the joint terms' not tighter than stated, so that
-a friction change is not held back; the reference is identified again when that widened its scales), the noise per
-joint still chosen per bag. Measured on the nightly runs of test/fleet/test_drift.py: chosen per bag, the mass
-scale went from x0.26 to x1.92 when a payload came on and link 2's mass moved to link 3 (1.52 -> 0.78 kg).
+them (:func:`dynid_ros.estimation.hyperparameters.shared_scales`: no group tighter than stated, so that
+a friction change or a payload is not held back or pushed into links that did not change; the reference is
+identified again when that widened its scales), the noise per joint still chosen per bag. Measured on the nightly
+runs of test/fleet/test_drift.py: chosen per bag, the mass scale went from x0.26 to x1.92 when a payload came on
+and link 2's mass moved to link 3 (1.52 -> 0.78 kg).
 
 ``DIR/summary.json``: ``{"bags": [record...], "n_ok", "n_failed", "workers", "address", "elapsed_s", "options",
 "hyperparameters"}`` (``hyperparameters``: ``source`` ``reference bag`` or ``given``, ``reference`` bag,

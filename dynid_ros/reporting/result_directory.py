@@ -359,7 +359,7 @@ def load_hyperparameter_scales(result_dir: Path) -> dict[str, float]:
 def hyperparameter_scales_argument(value: object) -> object:
     """``--hyperparameter-scales`` / the node parameter: a result directory (or its ``report.json``) gives the scales
     its estimate used (:func:`load_hyperparameter_scales`) as runs compared with it share them
-    (:func:`dynid_ros.estimation.hyperparameters.shared_scales`: the joint terms' not tighter than stated); anything
+    (:func:`dynid_ros.estimation.hyperparameters.shared_scales`: no group tighter than stated); anything
     else is passed on as given (a mapping, or ``mass=S,com=S,inertia=S,joint=S``:
     :func:`dynid_ros.identification.options.identification_options` checks it)."""
     if isinstance(value, (str, Path)) and value and Path(value).exists():

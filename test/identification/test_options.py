@@ -103,15 +103,16 @@ def test_hyperparameter_scales_come_from_the_flag_the_parameter_or_the_config_ke
 
 def test_a_result_directory_gives_the_scales_runs_share_with_it(tmp_path):
     """``--hyperparameter-scales RESULT``: the scales the result's estimate used (the wide-prior check's factor
-    where it kept the wide limit), each joint's terms not tighter than stated (a later run's friction change must
+    where it kept the wide limit), no group tighter than stated (a later run's friction change or payload must
     show); a result made with the stated prior gives every scale 1."""
     import json
 
     from dynid_ros.reporting.result_directory import hyperparameter_scales_argument
 
-    chosen = {"mass": 0.31, "com": 0.19, "inertia": 0.3, "joint:j1": 0.32, "joint:j2": 0.11, "joint:j3": 2.0}
+    chosen = {"mass": 0.31, "com": 1.9, "inertia": 0.3, "joint:j1": 0.32, "joint:j2": 0.11, "joint:j3": 2.0}
     (tmp_path / "report.json").write_text(json.dumps({"hyperparameters": {"scales": chosen}}))
-    assert hyperparameter_scales_argument(str(tmp_path)) == {**chosen, "joint:j1": 1.0, "joint:j2": 1.0}
+    assert hyperparameter_scales_argument(str(tmp_path)) == {**chosen, "mass": 1.0, "inertia": 1.0, "joint:j1": 1.0,
+                                                             "joint:j2": 1.0}
     wide = {"scales": chosen, "cross_validation": {"chosen": "wide", "wide_factor": 100.0}}
     (tmp_path / "report.json").write_text(json.dumps({"hyperparameters": wide}))
     assert hyperparameter_scales_argument(str(tmp_path / "report.json")) == pytest.approx(
