@@ -326,9 +326,12 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     comparison = None
     if fit_target is None and options.method in COMPARED_METHODS:
         with timer.stage("least_squares"):
-            comparison = compare_with_least_squares(_problem(setting, w_b, tau, fitted), [t.series for t in terms],
-                                                    base, nominal, attached, predicted,
-                                                    held_out=None if check is None else check.held_out)
+            try:  # what the prior buys, beside the result: its failure never loses the result
+                comparison = compare_with_least_squares(_problem(setting, w_b, tau, fitted),
+                                                        [t.series for t in terms], base, nominal, attached, predicted,
+                                                        held_out=None if check is None else check.held_out)
+            except EstimationError as failure:
+                warnings.append(f"no comparison with plain least squares in this report: {failure}")
     result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
                                   relative_std(estimate.beta_std, estimate.beta), nominal, feasible, estimate.status,
                                   err, err_joint, int(data.q.shape[0]), timer.timings, options, warnings,

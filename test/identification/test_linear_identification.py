@@ -379,3 +379,21 @@ def test_a_massless_link_without_geometry_or_whose_meshes_are_not_found_is_refus
         line = str(err.value)
         assert "\n" not in line and "gives no mass to the moving link(s) upper_arm_link (0 kg)" in line, line
         assert words in line and "give each moving link its mass" in line and "--package-dir" not in line, line
+
+
+def test_a_failed_least_squares_comparison_never_loses_the_result(tmp_path, monkeypatch):
+    """The comparison with plain least squares is beside the result (its cross-validation refits the constrained
+    estimate per fold, which can fail where the estimate itself did not): its failure is one warning, the result
+    stands, without the row."""
+    from dynid_ros.errors import EstimationError
+    from dynid_ros.identification import linear_identification
+
+    def failing(*args, **kwargs):
+        raise EstimationError("fold 2's constrained refit is not feasible: link l2's smallest eigenvalue -0.00108")
+
+    run = arm_run(tmp_path, amplitude=RICH)
+    monkeypatch.setattr(linear_identification, "compare_with_least_squares", failing)
+    result = linear_identification.identify_linear(run.series, IdentificationOptions(), run.model, StageTimer())
+    assert result.least_squares is None and result.relative_error < 0.05
+    assert ["no comparison with plain least squares in this report: fold 2's constrained refit is not feasible: "
+            "link l2's smallest eigenvalue -0.00108"] == [w for w in result.warnings if "least squares" in w]
