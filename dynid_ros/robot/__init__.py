@@ -18,7 +18,8 @@
   :mod:`.meshes`: collision meshes (``package://``) and their convex hulls; :mod:`.collision`: the collision model
   built from a URDF (geometry, the pairs checked); :mod:`.collision_model`: the model's kinematics, clearance scan,
   check and distance gradients; :mod:`.distance_scan`: distances over the samples of a motion (speed-bounded
-  skips); :mod:`.clearance`: what a check finds (pairs, witnesses, clearances, the violation's line).
+  skips); :mod:`.clearance`: what a check finds (pairs, witnesses, clearances, the violation's line);
+  :mod:`.geometry_inertia`: the inertia of a link's geometry, for the links a description leaves massless.
 
 Imports only :mod:`dynid_ros.errors`.
 """
