@@ -81,7 +81,8 @@ def main() -> None:
     values = np.array([v for d in robots.values() for v in d.values()])
     summary = {"robots": len(robots), "links": int(values.size), "median_kg_m3": float(np.median(values)),
                "log_std": float(np.std(np.log(values))),
-               "robot_medians": {k: float(np.median(list(d.values()))) for k, d in robots.items()}, "links_kg_m3": robots}
+               "robot_medians": {k: float(np.median(list(d.values()))) for k, d in robots.items()},
+               "links_kg_m3": robots}
     print(f"{summary['links']} links of {summary['robots']} robots: median {summary['median_kg_m3']:.0f} kg/m^3, "
           f"log-std {summary['log_std']:.2f} (x/{np.exp(summary['log_std']):.2f})")
     out = ROOT / "benchmarks" / "results" / "hull_density.json"
