@@ -212,7 +212,7 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     for number in (signal.SIGINT, signal.SIGTERM):  # a flag, not KeyboardInterrupt inside rclpy's C++ calls
         signal.signal(number, lambda *_: interrupted.set())
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
+    node = executor = None
     code = 0
     try:
         node = make_node()
@@ -229,6 +229,8 @@ def run(make_node: Callable[[], Node], args: list[str] | None = None, multithrea
     finally:
         if node is not None:
             node.destroy_node()
+        if executor is not None:  # its guard condition goes before the context (rclpy 7.1.6's Executor.__del__
+            executor.shutdown()  # destroys it, then too late: "Exception ignored ... InvalidHandle" at exit)
         rclpy.try_shutdown()
         for number in (signal.SIGINT, signal.SIGTERM):  # done: a late Ctrl-C must not kill the exit (see above)
             signal.signal(number, signal.SIG_IGN)

@@ -552,6 +552,7 @@ class ActionLink:
                 executor.spin_once(timeout_sec=0.05)
         finally:
             executor.remove_node(self.node)
+            executor.shutdown()  # its guard condition now, not at garbage collection after the context's end
         return settled()
 
     def destroy(self) -> None:

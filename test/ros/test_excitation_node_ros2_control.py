@@ -35,7 +35,7 @@ from support.ros2_control_stack import (
     require_ros2_control,
     wait_on,
 )
-from support.ros_helpers import call_trigger, robot_limits_of, status_qos, write_test_trajectory
+from support.ros_helpers import call_trigger, robot_limits_of, status_qos, wait_for, write_test_trajectory
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 LIMITS = robot_limits_of("panda")
@@ -311,6 +311,8 @@ def refused(spinner, tmp_path, trajectory: Path, mode: str, **extra) -> tuple[di
         started = watcher.last_arrival()
         response = call_trigger(watcher.node, "/excitation_node/start", timeout=60)
         last = watcher.ended(node) if response.success else {"state": "aborted", "message": response.message}
+        ended = time.monotonic()  # joint states after the end too: a refusal within one period saw none
+        wait_for(lambda: watcher.last_arrival() > ended + 0.1, what="joint states after the refusal")
         _, _, q, _ = watcher.since(started)
     return last, q, (tmp_path / "excitation_node.log").read_text()
 
