@@ -170,12 +170,12 @@ def massless_bodies(model: RobotModel) -> list[int]:
     return [j for j in range(1, model.pin_model.njoints) if not model.pin_model.inertias[j].mass > NO_MASS_KG]
 
 
-def torque_check_model(model: RobotModel, package_dirs: Sequence[str | Path] = (), *,
-                       use: str = "the torques checked against the effort limits") -> tuple[RobotModel, list[str]]:
-    """The model whose inverse dynamics the effort limits are checked against (or that ``use`` says), and what to
-    tell the user: ``model`` with its massless moving bodies given their geometry's inertia
-    (:func:`complete_massless_bodies`), so that a description without inertials is checked against masses of about
-    the right size, not against none; the bodies left without a mass (no geometry, meshes not found) are named."""
+def torque_check_model(model: RobotModel, package_dirs: Sequence[str | Path] = ()) -> tuple[RobotModel, list[str]]:
+    """The model whose inverse dynamics the effort limits are checked against, and what to tell the user: ``model``
+    with its massless moving bodies given their geometry's inertia (:func:`complete_massless_bodies`), so that a
+    description without inertials is checked against masses of about the right size, not against none; the bodies
+    left without a mass (no geometry, meshes not found) are named."""
+    use = "the torques checked against the effort limits"
     bodies = massless_bodies(model)
     if not bodies:
         return model, []
