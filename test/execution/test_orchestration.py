@@ -84,6 +84,23 @@ def test_a_run_goes_record_excite_stop_identify_done():
     assert run.cleanup_sent == []
 
 
+def test_the_joint_state_deadline_counts_from_the_recording_start():
+    desk = Desk()
+    run, clock = make(desk, joint_states_timeout=1.0)
+    clock.now += 5.0  # the orchestrator came up long before the nodes: not the deadline's start
+    run.tick()
+    fresh(run, clock, "recorder", state="recording", counts={"/joint_states": 12})
+    fresh(run, clock, "excitation", state="idle", joint_states_ready=False)
+    run.tick()  # the recorder answered: the deadline counts from now
+    clock.now += 0.9
+    run.tick()
+    assert run.state == "recording"
+    clock.now += 0.2
+    run.tick()
+    assert (run.state, run.message) == (
+        "aborted", "the excitation node has received no joint states 1 s after the recording start")
+
+
 def test_the_identification_deadline_counts_from_the_identify_call_and_ignores_an_earlier_done():
     desk = Desk()
     run, clock = make(desk, settle_time=0.0, identify_timeout=1.5)
