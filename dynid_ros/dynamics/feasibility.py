@@ -276,23 +276,40 @@ class SolveOutcome:
         return solver_tolerance(self.solver, self.status)
 
 
-def solve_until_optimal(problem: Callable[[float], object], solver: str, variable) -> SolveOutcome:
+def solve_until_optimal(problem: Callable[[float], object], solver: str, variable,
+                        accept: Callable[[np.ndarray, str, str], bool] | None = None) -> SolveOutcome:
     """Solve ``problem(scale)`` (a cvxpy problem with its objective times ``scale``) until a status is
     ``optimal``: each of ``RETRY_SCALES`` with ``solver``, then the other solver. Keeps an ``optimal`` attempt,
-    else the first ``optimal_inaccurate``; ``variable`` holds the kept attempt's value."""
+    else the first ``optimal_inaccurate``; ``variable`` holds the kept attempt's value. ``accept(value, solver,
+    status)``: whether an answer is on its constraints to within that solver's tolerance (e.g. :func:`dynid_ros.
+    dynamics.polish.polish` succeeds); an answer it refuses counts as no solution (its attempt says "violates its
+    constraints") and the next attempt is made: an interior-point solver may stop with a status of ``optimal``
+    and an answer outside its LMIs (measured: Clarabel on a cross-validation fold's FBPE, a link's smallest
+    eigenvalue -0.0135 where the margin is 1e-4; the other solver's answer was feasible). When every answer is
+    refused, the first is kept (its check then names the violation)."""
     other = next(name for name in SOLVERS if name != str(solver).lower())
     attempts: dict[str, str] = {}
     kept: tuple[str, str, np.ndarray] | None = None
+    refused: tuple[str, str, np.ndarray] | None = None
     total = 0.0
     plan = [(str(solver).lower(), scale) for scale in RETRY_SCALES] + [(other, 1.0)]
     for name, scale in plan:
         status, seconds = solve(problem(scale), name)
         total += seconds
-        attempts[f"{name} x{scale:g}"] = status
+        key = f"{name} x{scale:g}"
+        attempts[key] = status
+        if status not in SOLVED or variable.value is None:
+            continue
+        value = np.array(variable.value)
+        if accept is not None and not accept(value, name, status):
+            attempts[key] = f"{status} (violates its constraints)"
+            refused = refused or (status, name, value)
+            continue
         if status == SolverStatus.OPTIMAL:
             return SolveOutcome(status, name, total, attempts)
-        if status in SOLVED and kept is None and variable.value is not None:
-            kept = (status, name, np.array(variable.value))
+        if kept is None:
+            kept = (status, name, value)
+    kept = kept or refused
     if kept is None:
         return SolveOutcome(None, None, total, attempts)
     variable.value = kept[2]

@@ -46,6 +46,7 @@ from dynid_ros.dynamics.feasibility import (
     parameter_scales,
     solve_until_optimal,
     solver_name,
+    solver_tolerance,
 )
 from dynid_ros.dynamics.polish import Polished, polish
 from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
@@ -533,7 +534,19 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
             objective = scale * (cp.sum_squares(data_weight * (data.a @ x - data.b)) + prior_term)
         return cp.Problem(cp.Minimize(objective), constraints)
 
-    outcome = solve_until_optimal(problem, solver, x)
+    def polished_answer(value: np.ndarray, name: str, status: str) -> Polished:
+        return polish(data.size * value, layout, consistency=consistency, eps=eps, bounds=bounds,
+                      tolerance=solver_tolerance(name, status), size=data.size, scales=data.scales,
+                      attached=attached, who="FBPE")
+
+    def on_constraints(value: np.ndarray, name: str, status: str) -> bool:
+        try:
+            polished_answer(value, name, status)
+        except EstimationError:
+            return False
+        return True
+
+    outcome = solve_until_optimal(problem, solver, x, accept=on_constraints)
     timings.update(solve=outcome.seconds, total=time.perf_counter() - start)
     if outcome.status is None:
         statuses = ", ".join(f"{k} {v}" for k, v in outcome.attempts.items())
@@ -541,9 +554,7 @@ def fbpe(w_b: np.ndarray, tau: np.ndarray, K: np.ndarray, layout: ParameterLayou
         reason = (f"no parameters satisfy the {consistency} consistency constraints and the bounds" if infeasible
                   else "no solution")
         raise EstimationError(f"FBPE: {reason} (solver status: {statuses})")
-    polished = polish(data.size * np.array(x.value), layout, consistency=consistency, eps=eps, bounds=bounds,
-                      tolerance=outcome.tolerance(), size=data.size, scales=data.scales, attached=attached,
-                      who="FBPE")
+    polished = polished_answer(np.array(x.value), outcome.solver, outcome.status)
     delta_value = polished.delta
     beta = K @ delta_value
     objective = float(np.sqrt(np.linalg.norm(data.rho1 - data.r @ beta) ** 2 + data.rho2**2))
