@@ -69,6 +69,13 @@ class JointInflation:
                         "structured_share": float(self.share[j]), "explained_by": self.explained_by[j],
                         "sweeps": float(self.sweeps[j])} for j, joint in enumerate(joints)}
 
+    @property
+    def noise_inflation(self) -> np.ndarray:
+        """Per joint, the part of ``factor`` that is correlated noise, ``(1 - share) tau``: what a fitted parameter
+        absorbs of the residual (:attr:`dynid_ros.estimation.hyperparameters.Evidence.absorption`); the structured
+        share is what the fit could not absorb, measured on its residual."""
+        return (1.0 - self.share) * self.tau
+
     def merged(self, other: JointInflation) -> JointInflation:
         """Per joint, ``other``'s values where its residual (another fit of the same data) shows significant
         structure with a larger inflation, else ``self``'s."""

@@ -484,7 +484,8 @@ def _chosen(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, weighting: _Weight
         return weighting
     blocks = estimators.JointBlocks.of(w_b, tau, len(s.joints), s.kept)
     choice = choose_hyperparameters(JointSums.of(blocks.normal_equations()), weighting.inflation.factor,
-                                    s.groups_for(with_load), s.base.K, given=s.options.hyperparameter_scales)
+                                    s.groups_for(with_load), s.base.K, given=s.options.hyperparameter_scales,
+                                    absorption=weighting.inflation.noise_inflation)
     return _Weighting(weighting.weights, weighting.inflation, choice)
 
 
