@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dynid_ros.data.output_paths import BATCH, RESULT, check_output, mark
+from dynid_ros.data.output_paths import BATCH, BATCH_SUMMARY, RESULT, check_output, mark
 from dynid_ros.errors import ConfigError, DynidError, MissingDependencyError
 from dynid_ros.estimation.hyperparameters import shared_scales, used_scales
 from dynid_ros.identification.options import IdentificationOptions
@@ -60,7 +60,7 @@ from dynid_ros.workflow.identify_run import RunInputs, identify_into
 
 FLEET_EXTRA = "dynid_ros[fleet]"
 """The pip extra that installs Dask distributed (``setup.py`` ``extras_require``)."""
-SUMMARY_JSON = "summary.json"
+SUMMARY_JSON = BATCH_SUMMARY
 SUMMARY_CSV = "summary.csv"
 SUMMARY_FRICTION = tuple(FRICTION_SYMBOLS.values())
 """The linear friction terms a summary reports per joint (``fv``, ``fc``, ``fo``)."""

@@ -37,7 +37,7 @@ import numpy as np
 import yaml
 
 from dynid_ros import __version__
-from dynid_ros.data.output_paths import RESULT, check_output, mark
+from dynid_ros.data.output_paths import BATCH, BATCH_SUMMARY, RESULT, check_output, mark, output_kind
 from dynid_ros.dynamics.feasibility import min_eigenvalues
 from dynid_ros.errors import ConfigError, DataError, DynidError, EstimationError
 from dynid_ros.estimation.hyperparameters import shared_scales, used_scales
@@ -346,7 +346,16 @@ def load_parameters(result_dir: Path) -> dict:
 
 def load_hyperparameter_scales(result_dir: Path) -> dict[str, float]:
     """The prior's scales per group a result's estimate used (:func:`dynid_ros.estimation.hyperparameters.
-    used_scales` of its ``report.json`` ``hyperparameters``; every scale 1 for a result made with the stated prior)."""
+    used_scales` of its ``report.json`` ``hyperparameters``; every scale 1 for a result made with the stated prior),
+    or those a batch directory's bags share (its ``summary.json`` ``hyperparameters``, :mod:`dynid_ros.fleet.batch`;
+    every scale 1 when none of its bags used the prior's groups)."""
+    if output_kind(result_dir) == BATCH:
+        path = Path(result_dir) / BATCH_SUMMARY
+        try:
+            shared = json.loads(path.read_text()).get("hyperparameters")
+            return used_scales(None if shared is None else {"scales": shared["scales"]})
+        except (OSError, ValueError, AttributeError, KeyError, TypeError, ConfigError) as err:
+            raise DataError(f"{path}: unreadable shared hyperparameters: {err}") from err
     path = Path(result_dir) / REPORT_FILE
     if not path.is_file():
         raise DataError(f"{result_dir}: not an identification result (no {REPORT_FILE})")
