@@ -4,17 +4,15 @@ hand, with the previous default and the least-squares-scored cutoff beside it.
 Per data set, identify on one run (or the first 70 %) and validate on another (or the rest) against the recorded,
 unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
-- ``default``: the hyperparameters chosen by the evidence (``hyperparameters: evidence``, the default: the MAP at
-  them or its wide-prior limit, whichever time-blocked cross-validation prefers) with ``cutoff_hz: auto`` (the
-  cutoff by time-blocked cross-validation of the posterior mean on the leading window; the shipped cutoff stays
-  ``bandwidth``, column ``shipped``);
+- ``default``: the shipped default (no option given: ``hyperparameters: evidence``, the MAP at the hyperparameters
+  the evidence chooses or its wide-prior limit, whichever time-blocked cross-validation prefers, with the cutoff of
+  the excitation's bandwidth, ``cutoff_hz: bandwidth``);
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
-- ``shipped``: the shipped default, ``hyperparameters: evidence`` with the bandwidth rule's cutoff (``auto`` is
-  not the default yet: the tests of the bandwidth rule's processing were not re-measured);
-- ``previous``: the previous default (``cutoff_hz: bandwidth``, ``hyperparameters: stated``);
+- ``auto``: the default with ``cutoff_hz: auto`` (the cutoff by time-blocked cross-validation of the posterior mean
+  on the leading window);
+- ``stated``: the previous default (``hyperparameters: stated``: the stated tolerances and the residual variance);
 - ``auto_ls``: ``hyperparameters: stated`` with ``cutoff_hz: auto``, whose cross-validation then scores least
-  squares (what ``auto`` did before, on the whole window: the same on every set here, all shorter than the leading
-  window).
+  squares.
 
 Reported: held-out errors, the links' mass ratios to the URDF (the link alone; a reported load apart), the chosen
 cutoff and hyperparameters. Data sets: the real Panda of Gaz et al. 2019 (``DYNID_PANDA_DATA``), the real dVRK PSM
@@ -68,9 +66,9 @@ from dynid_ros.variants.frames_identification import frame_regressor, frames_dat
 
 from support.coupled_arm import ARM, COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference  # noqa: E402
 
-VARIANTS = {"default": {"hyperparameters": "evidence", "processing": {"cutoff_hz": "auto"}},
-            "shipped": {"hyperparameters": "evidence", "processing": {"cutoff_hz": "bandwidth"}},
-            "previous": {"hyperparameters": "stated", "processing": {"cutoff_hz": "bandwidth"}},
+VARIANTS = {"default": {},
+            "auto": {"processing": {"cutoff_hz": "auto"}},
+            "stated": {"hyperparameters": "stated"},
             "auto_ls": {"hyperparameters": "stated", "processing": {"cutoff_hz": "auto"}}}
 """The identification configs compared (``identification:`` sections)."""
 
@@ -105,8 +103,9 @@ def urdf_set(name: str, model, ident, val) -> dict:
         row[variant] = held_out(model, ident, val, config)
     d = row["default"]
     ratios = list(d["mass_ratios"].values())
-    print(f"{name:30s} default {100 * d['held_out']:.3f} % (OLS {100 * d['ols_held_out']:.3f} %) previous "
-          f"{100 * row['previous']['held_out']:.3f} % auto_ls {100 * row['auto_ls']['held_out']:.3f} %; cutoff "
+    print(f"{name:30s} default {100 * d['held_out']:.3f} % (OLS {100 * d['ols_held_out']:.3f} %) auto "
+          f"{100 * row['auto']['held_out']:.3f} % stated {100 * row['stated']['held_out']:.3f} % auto_ls "
+          f"{100 * row['auto_ls']['held_out']:.3f} %; cutoff "
           f"{d['cutoff_hz']:.3g} Hz; masses {min(ratios):.2f}..{max(ratios):.2f}; scales "
           f"{ {k: round(v, 2) for k, v in (d['scales'] or {}).items()} }", flush=True)
     store([row])
@@ -209,24 +208,24 @@ def check_cell(check: dict | None) -> str:
 
 def table(rows: list[dict]) -> str:
     """The markdown table of the results."""
-    lines = ["| data set | default | OLS (same processing) | previous default | auto, LS-scored | cutoff [Hz] | "
-             "link masses / URDF | load [kg] | chosen scales (mass, com, inertia, joints' geometric mean) | "
-             "kept (CV: evidence / wide) | shipped (cutoff bandwidth) |", "|" + "---|" * 11]
+    lines = ["| data set | default | OLS (same processing) | default, cutoff auto | stated (previous default) | "
+             "stated, cutoff auto (LS-scored) | cutoff [Hz] | link masses / URDF | load [kg] | "
+             "chosen scales (mass, com, inertia, joints' geometric mean) | kept (CV: evidence / wide) |",
+             "|" + "---|" * 11]
     for row in rows:
         d = row["default"]
         cells = [row["set"], f"{100 * d['held_out']:.2f} %", f"{100 * d['ols_held_out']:.2f} %"]
-        if "previous" in row:
+        if "stated" in row:
             ratios = list(d["mass_ratios"].values())
             scales = d["scales"] or {}
-            cells += [f"{100 * row['previous']['held_out']:.2f} %", f"{100 * row['auto_ls']['held_out']:.2f} %",
-                      f"{d['cutoff_hz']:.3g}", f"{min(ratios):.2f}-{max(ratios):.2f}",
-                      load_cell(d["load"]),
+            cells += [f"{100 * row['auto']['held_out']:.2f} %", f"{100 * row['stated']['held_out']:.2f} %",
+                      f"{100 * row['auto_ls']['held_out']:.2f} %", f"{d['cutoff_hz']:.3g}",
+                      f"{min(ratios):.2f}-{max(ratios):.2f}", load_cell(d["load"]),
                       ", ".join(f"{v:.2f}" for v in (scales["mass"], scales["com"], scales["inertia"],
                                                      joint_scale_summary(scales))) if scales else "–",
-                      check_cell(d.get("check", "n/r")),
-                      f"{100 * row['shipped']['held_out']:.2f} %" if "shipped" in row else "n/r"]
+                      check_cell(d.get("check", "n/r"))]
         else:
-            cells += ["–", "–", "(config)", "–", "–", "– (no CAD prior)", "–", "(config)"]
+            cells += ["–", "–", "–", "(config)", "–", "–", "– (no CAD prior)", "–"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -31,9 +31,10 @@ def test_streamed_estimate_equals_the_in_memory_one(bag: Path, small_reads, meth
     streamed = identify_bag(bag, options, urdf=URDF)
     assert streamed.n_samples == whole.n_samples > 400
     assert len(streamed.processing["segments"]) == 2  # the gap was crossed
-    assert relative(whole.beta, streamed.beta) < 1e-9
     # FBPE's prior scales are found by an optimizer of the evidence (converged to ~1e-11 on these sums, which agree to
-    # round-off); the SDP's solution, accurate to its solver's tolerance, moves by ~1e-8 with them (measured 6e-9)
+    # round-off); the SDP's solution (delta, and beta = K delta), accurate to its solver's tolerance, moves by ~1e-8
+    # with them (measured 3e-9 on beta, 6e-9 on delta)
+    assert relative(whole.beta, streamed.beta) < (1e-7 if method == "fbpe" else 1e-9)
     assert relative(whole.delta, streamed.delta) < (1e-7 if method == "fbpe" else 1e-9)
     assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
     std = [r.beta_rel_std * np.abs(r.beta) for r in (streamed, whole)]  # (a beta near 0 makes its relative std wild)
