@@ -138,3 +138,30 @@ def _box_distances(urdf, trajectory, centre: np.ndarray, size: float) -> np.ndar
             best = min(best, coal.distance(hull, pose, box, box_pose, request, result))
         out.append(best)
     return np.array(out)
+
+
+def test_a_start_moves_when_every_random_pose_has_a_pair_too_close():
+    """example-robot-data's Baxter (15 joints, two arms by a torso; the default 2 cm kept, the table z = 0): its
+    reference pose has the grippers in the table, and each of the 64 random poses a start tries has some pair of
+    links within the 2 cm (torso and right_upper_elbow 1.1 cm, ...), so the start's motion was scaled to nothing
+    and the optimizer began at a motionless point (condition number inf). The start pose is pushed apart along the
+    pairs' distance gradients: the start moves and keeps every clearance row."""
+    from dynid_ros.excitation.clearance import GRID_SLACK
+    from dynid_ros.excitation.optimizer import _problem
+    from dynid_ros.robot.robot_defaults import derive_config
+
+    model = load_model(urdf=example_robot_urdf("baxter_description/urdf/baxter.urdf"), quiet=True)
+    options = ExcitationOptions.from_config(derive_config(model)["excitation"], frequency_hz=0.2,
+                                            collision=CollisionSettings())
+    problem = _problem(model, options)
+
+    def slack(q: np.ndarray) -> float:  # the smallest clearance at rest less the 2 cm
+        return min(c.slack for c in problem.collision.scan(q[None, :], np.zeros((1, problem.n)), 1.0, floor=0.05))
+
+    assert slack(problem.collision.reference) < 0  # no help from the reference pose
+    x = problem.start(np.random.default_rng([0, 0]))
+    blocks = x.reshape(problem.n, problem.width)
+    assert slack(blocks[:, 0]) >= GRID_SLACK
+    assert np.abs(blocks[:, 1:]).max() > 1e-3  # it moves
+    assert problem.clearance.values(x).min() >= 0  # and keeps every row
+    assert problem.linear_violation(x) <= 1e-9
