@@ -633,6 +633,30 @@ class ExcitationProblem:
             return found[0]
         return result.x if feasible(result.x) else None
 
+    def shortfall(self, x: np.ndarray) -> str | None:
+        """What keeps the start ``x`` out of the feasible set, in words: the pair of its pose at rest furthest
+        below the clearance it keeps, and the joint whose nominal torque is furthest over the optimizer's bound
+        (``1 - TORQUE_MARGIN`` of the effort bound); None when neither is."""
+        found = []
+        q0 = self.split(x)[0]
+        if self.collision is not None and self.collision.rows:
+            worst = min(self.collision.scan(q0[None, :], np.zeros((1, self.n)), 1.0, floor=0.0),
+                        key=lambda c: c.slack)
+            if worst.slack < 0 and worst.distance < 0:
+                found.append(f"at rest at its pose {worst.row.name} are {-100 * worst.distance:.2g} cm into each other")
+            elif worst.slack < 0:
+                found.append(f"at rest at its pose {worst.row.name} are {100 * worst.distance:.2g} cm apart, less "
+                             f"than the {100 * worst.row.margin:.2g} cm kept")
+        if self.nonlinear:
+            k = self.effort_joints
+            tau = nominal_torques(self.model, *self.states(x, self.b_nl))[:, k]
+            ratio = np.max(np.abs(tau), axis=0) / ((1.0 - TORQUE_MARGIN) * self.effort[k])
+            if ratio.max() > 1.0:
+                j = int(k[np.argmax(ratio)])
+                found.append(f"the nominal torque of {self.model.joints[j]} is {100 * ratio.max():.0f} % of "
+                             f"{100 * (1 - TORQUE_MARGIN):.0f} % of its effort bound")
+        return "; ".join(found) or None
+
     # --- starts --------------------------------------------------------------------------------------
     def start(self, rng: np.random.Generator) -> np.ndarray:
         """A random feasible start: random coefficients at rest, each joint scaled to 70 % of its room; with
@@ -830,8 +854,10 @@ def _optimize(source: RobotModel | FramesRobot, options: ExcitationOptions, prog
     if best.x is None and starts_done == 0:
         raise budget_cut
     if best.x is None:
+        why = problem.shortfall(x_start)
         raise ExcitationError(f"no trajectory satisfies the limits after {starts_done} start(s) in {elapsed:.0f} s "
-                              "(torque limits, Cartesian boxes or obstacles that exclude every start?)")
+                              + (f"(the last start: {why})" if why else
+                                 "(torque limits, Cartesian boxes or obstacles that exclude every start?)"))
     trajectory, rejected = _clear_candidate(problem, sorted((f for f in finals if f.x is not None),
                                                             key=lambda f: f.value))
     condition, scaled = problem.condition_numbers(trajectory)
