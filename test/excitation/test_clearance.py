@@ -10,9 +10,13 @@ import pinocchio as pin
 import pytest
 
 from dynid_ros.cli.main import main
-from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
+from dynid_ros.excitation import ExcitationOptions, limits_from_model, load_trajectory, optimize_excitation
+from dynid_ros.excitation.clearance import GRID_SLACK
+from dynid_ros.excitation.limits import effort_bounds
+from dynid_ros.excitation.optimizer import ExcitationProblem, condition_base
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model
+from dynid_ros.robot.robot_defaults import derive_config
 from dynid_ros.robot.workcell import CollisionSettings
 
 from support.direct_clearance import direct_clearance, resolved_urdf
@@ -140,20 +144,23 @@ def _box_distances(urdf, trajectory, centre: np.ndarray, size: float) -> np.ndar
     return np.array(out)
 
 
+def _default_problem(relative: str) -> ExcitationProblem:
+    """The excitation problem of an example-robot-data arm as the corpus poses it: the derived config at 0.2 Hz, the
+    default collision settings (2 cm kept, the table z = 0)."""
+    model = load_model(urdf=example_robot_urdf(relative), quiet=True)
+    options = ExcitationOptions.from_config(derive_config(model)["excitation"], frequency_hz=0.2,
+                                            collision=CollisionSettings())
+    limits = limits_from_model(model, options.config)
+    return ExcitationProblem(model, options, limits, condition_base(model), effort_bounds(model, options.config))
+
+
 def test_a_start_moves_when_every_random_pose_has_a_pair_too_close():
     """example-robot-data's Baxter (15 joints, two arms by a torso; the default 2 cm kept, the table z = 0): its
     reference pose has the grippers in the table, and each of the 64 random poses a start tries has some pair of
     links within the 2 cm (torso and right_upper_elbow 1.1 cm, ...), so the start's motion was scaled to nothing
     and the optimizer began at a motionless point (condition number inf). The start pose is pushed apart along the
     pairs' distance gradients: the start moves and keeps every clearance row."""
-    from dynid_ros.excitation.clearance import GRID_SLACK
-    from dynid_ros.excitation.optimizer import _problem
-    from dynid_ros.robot.robot_defaults import derive_config
-
-    model = load_model(urdf=example_robot_urdf("baxter_description/urdf/baxter.urdf"), quiet=True)
-    options = ExcitationOptions.from_config(derive_config(model)["excitation"], frequency_hz=0.2,
-                                            collision=CollisionSettings())
-    problem = _problem(model, options)
+    problem = _default_problem("baxter_description/urdf/baxter.urdf")
 
     def slack(q: np.ndarray) -> float:  # the smallest clearance at rest less the 2 cm
         return min(c.slack for c in problem.collision.scan(q[None, :], np.zeros((1, problem.n)), 1.0, floor=0.05))
@@ -173,12 +180,6 @@ def test_a_start_no_pose_can_clear_is_named_by_its_pair():
     keeps 0 cm for it, its structure holding it close), so no start is feasible and the optimizer ended in "no
     trajectory satisfies the limits ... (torque limits, Cartesian boxes or obstacles that exclude every start?)".
     The refusal names the pair instead of guessing at causes."""
-    from dynid_ros.excitation.optimizer import _problem
-    from dynid_ros.robot.robot_defaults import derive_config
-
-    model = load_model(urdf=example_robot_urdf("talos_data/robots/talos_left_arm.urdf"), quiet=True)
-    options = ExcitationOptions.from_config(derive_config(model)["excitation"], frequency_hz=0.2,
-                                            collision=CollisionSettings())
-    problem = _problem(model, options)
+    problem = _default_problem("talos_data/robots/talos_left_arm.urdf")
     why = problem.shortfall(problem.start(np.random.default_rng([0, 0])))
     assert why is not None and "arm_left_2_link and table are" in why and "cm into each other" in why, why
