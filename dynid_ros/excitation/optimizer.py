@@ -642,11 +642,14 @@ class ExcitationProblem:
         if self.collision is not None and self.collision.rows:
             worst = min(self.collision.scan(q0[None, :], np.zeros((1, self.n)), 1.0, floor=0.0),
                         key=lambda c: c.slack)
+            where = (" (the workcell is the config's collision: environment; by default a table z = 0 under the "
+                     "base)") if worst.row.obstacle else ""
             if worst.slack < 0 and worst.distance < 0:
-                found.append(f"at rest at its pose {worst.row.name} are {-100 * worst.distance:.2g} cm into each other")
+                found.append(f"at rest at its pose {worst.row.name} are {-100 * worst.distance:.2g} cm into each "
+                             f"other{where}")
             elif worst.slack < 0:
                 found.append(f"at rest at its pose {worst.row.name} are {100 * worst.distance:.2g} cm apart, less "
-                             f"than the {100 * worst.row.margin:.2g} cm kept")
+                             f"than the {100 * worst.row.margin:.2g} cm kept{where}")
         if self.nonlinear:
             k = self.effort_joints
             tau = nominal_torques(self.model, *self.states(x, self.b_nl))[:, k]

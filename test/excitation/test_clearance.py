@@ -183,3 +183,4 @@ def test_a_start_no_pose_can_clear_is_named_by_its_pair():
     problem = _default_problem("talos_data/robots/talos_left_arm.urdf")
     why = problem.shortfall(problem.start(np.random.default_rng([0, 0])))
     assert why is not None and "arm_left_2_link and table are" in why and "cm into each other" in why, why
+    assert "collision: environment" in why, why  # the way out
