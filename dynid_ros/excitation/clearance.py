@@ -55,6 +55,10 @@ FREE_POSE_SAMPLES = 64
 """Random poses tried when the start pose itself is not clear."""
 PUSH_ITERATIONS = 100
 """Iterations of :meth:`ClearanceRows.push_apart` (each one scan of the pose)."""
+PUSH_ROOM = 0.1
+"""A pushed pose stays this fraction of each joint's range away from either end: a start scales each joint's motion
+to the room its pose leaves, and a pose pushed onto a bound left none (example-robot-data's Z1: joint4 pushed onto
+its bound, did not move, its friction columns zero, condition number inf)."""
 
 
 @dataclass
@@ -168,7 +172,8 @@ class ClearanceRows:
 
     def push_apart(self, q: np.ndarray, limits: ExcitationLimits) -> np.ndarray:
         """The pose at rest reached from ``q`` by minimizing ``1/2 sum_r min(0, s_r - ROW_CAP)^2`` over the
-        checked pairs' slacks ``s_r`` (distance less what the pair keeps) within the position limits (L-BFGS-B,
+        checked pairs' slacks ``s_r`` (distance less what the pair keeps) within the position limits less
+        :data:`PUSH_ROOM` of each range at either end (L-BFGS-B,
         at most :data:`PUSH_ITERATIONS`); each slack's gradient is the relative velocity of its witness points
         along their normal (:meth:`~dynid_ros.robot.collision_model.CollisionModel.distance_gradients`). Stops at
         the first iterate whose every slack is :data:`ROW_CAP`."""
@@ -197,9 +202,12 @@ class ClearanceRows:
             if shortfall(z)[0] == 0.0:
                 raise StopIteration
 
-        result = scipy.optimize.minimize(shortfall, q, jac=True, method="L-BFGS-B", bounds=limits.position,
-                                         callback=stop_when_clear, options={"maxiter": PUSH_ITERATIONS})
-        return np.clip(result.x, limits.position[:, 0], limits.position[:, 1])
+        low, high = limits.position[:, 0], limits.position[:, 1]
+        inner = np.stack([low + PUSH_ROOM * (high - low), high - PUSH_ROOM * (high - low)], axis=1)
+        result = scipy.optimize.minimize(shortfall, np.clip(q, inner[:, 0], inner[:, 1]), jac=True,
+                                         method="L-BFGS-B", bounds=inner, callback=stop_when_clear,
+                                         options={"maxiter": PUSH_ITERATIONS})
+        return np.clip(result.x, inner[:, 0], inner[:, 1])
 
     def check(self, trajectory: FourierTrajectory, rate_hz: float = CHECK_RATE_HZ) -> Clearance | None:
         """One period at ``rate_hz`` (the execution check's rate): the clearance nearest its margin; CollisionError

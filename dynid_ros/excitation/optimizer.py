@@ -635,8 +635,10 @@ class ExcitationProblem:
 
     def shortfall(self, x: np.ndarray) -> str | None:
         """What keeps the start ``x`` out of the feasible set, in words: the pair of its pose at rest furthest
-        below the clearance it keeps, and the joint whose nominal torque is furthest over the optimizer's bound
-        (``1 - TORQUE_MARGIN`` of the effort bound); None when neither is."""
+        below the clearance it keeps (or, when every pair keeps it, the clearance row furthest below its bound:
+        the row's smooth minimum lies up to ``SHARPNESS log(samples)`` below the distance and keeps
+        :data:`~dynid_ros.excitation.clearance.GRID_SLACK` more), and the joint whose nominal torque is furthest
+        over the optimizer's bound (``1 - TORQUE_MARGIN`` of the effort bound); None when none is."""
         found = []
         q0 = self.split(x)[0]
         if self.collision is not None and self.collision.rows:
@@ -650,6 +652,15 @@ class ExcitationProblem:
             elif worst.slack < 0:
                 found.append(f"at rest at its pose {worst.row.name} are {100 * worst.distance:.2g} cm apart, less "
                              f"than the {100 * worst.row.margin:.2g} cm kept{where}")
+            elif self.clearance is not None and np.min(self.clearance.values(x)) < 0:
+                values = self.clearance.values(x)
+                pair = int(np.argmin(values)) // self.clearance.windows  # rows by pair, then window
+                row = self.collision.rows[pair]
+                at_rest = self.collision.scan(q0[None, :], np.zeros((1, self.n)), 1.0, floor=None, rows=[pair])
+                distance = at_rest[0].distance
+                found.append(f"{row.name} are {100 * distance:.2g} cm apart at its pose, {100 * row.margin:.2g} cm "
+                             f"kept, and its clearance row is {-100 * float(np.min(values)):.2g} cm short (the rows "
+                             "keep a grid slack and a smooth minimum below the distance)")
         if self.nonlinear:
             k = self.effort_joints
             tau = nominal_torques(self.model, *self.states(x, self.b_nl))[:, k]

@@ -4,6 +4,8 @@ package's collision model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import coal
 import numpy as np
 import pinocchio as pin
@@ -144,10 +146,11 @@ def _box_distances(urdf, trajectory, centre: np.ndarray, size: float) -> np.ndar
     return np.array(out)
 
 
-def _default_problem(relative: str) -> ExcitationProblem:
-    """The excitation problem of an example-robot-data arm as the corpus poses it: the derived config at 0.2 Hz, the
-    default collision settings (2 cm kept, the table z = 0)."""
-    model = load_model(urdf=example_robot_urdf(relative), quiet=True)
+def _default_problem(relative: str | Path, xacro_args: list[str] | None = None) -> ExcitationProblem:
+    """The excitation problem of an example-robot-data arm (or a description file) as the corpus poses it: the
+    derived config at 0.2 Hz, the default collision settings (2 cm kept, the table z = 0)."""
+    urdf = relative if isinstance(relative, Path) else example_robot_urdf(relative)
+    model = load_model(urdf=urdf, xacro_args=xacro_args, quiet=True)
     options = ExcitationOptions.from_config(derive_config(model)["excitation"], frequency_hz=0.2,
                                             collision=CollisionSettings())
     limits = limits_from_model(model, options.config)
@@ -184,3 +187,28 @@ def test_a_start_no_pose_can_clear_is_named_by_its_pair():
     why = problem.shortfall(problem.start(np.random.default_rng([0, 0])))
     assert why is not None and "arm_left_2_link and table are" in why and "cm into each other" in why, why
     assert "collision: environment" in why, why  # the way out
+
+
+def test_a_pushed_start_keeps_room_to_move_every_joint():
+    """example-robot-data's Z1: its best random start pose has a pair 6.6 mm above what it keeps (less than a start
+    needs), so it is pushed apart; a push onto a joint's bound left that joint no room (joint4 did not move, its
+    friction columns were zero, condition number inf). Every joint of the start moves and its condition number is
+    finite."""
+    problem = _default_problem("z1_description/urdf/z1.urdf")
+    x = problem.start(np.random.default_rng([0, 0]))
+    assert np.all(np.abs(x.reshape(problem.n, problem.width)[:, 1:]).max(axis=1) > 1e-3)
+    assert problem.clearance.values(x).min() >= 0
+    assert problem.objective(x, False)[0] < 100  # log of a finite condition number (1e3 stands for inf)
+
+
+def test_a_start_whose_clearance_row_cannot_hold_at_rest_is_named_by_its_pair():
+    """The zoo's Sawyer: right_arm_base_link and right_l1_2 are never more than 7 mm apart (the collision model keeps
+    half, 3.5 mm, for them); a clearance row keeps 2 mm of grid slack more and its smooth minimum over a window's 25
+    equal samples at rest lies 3.2 mm below the distance, so no start at rest holds it and the refusal said "torque
+    limits, Cartesian boxes or obstacles that exclude every start?". It names the pair and the row's shortfall."""
+    from support.urdf_zoo import zoo_robots
+
+    entry = zoo_robots()["sawyer"]
+    problem = _default_problem(entry.xacro, list(entry.xacro_args))
+    why = problem.shortfall(problem.start(np.random.default_rng([0, 0])))
+    assert why is not None and "right_arm_base_link and right_l1_2 are" in why and "clearance row is" in why, why
