@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.optimize
 
 from dynid_ros.excitation.fourier import FourierTrajectory, basis_matrices
 from dynid_ros.excitation.limits import CHECK_RATE_HZ, ExcitationLimits
@@ -152,7 +153,7 @@ class ClearanceRows:
         (less than :data:`GRID_SLACK` + :data:`START_ROOM` above what it keeps), pushed apart along the pairs'
         distance gradients (:meth:`push_apart`). A robot with many links has a close pair at nearly every random
         pose (example-robot-data's Baxter, 15 joints, 807 checked pairs: each of 64 poses had one within the 2 cm
-        kept, e.g. torso and right_upper_elbow 1.1 cm, and its start did not move)."""
+        kept, e.g. torso and right_upper_elbow 1.3 cm apart at start 0's, and its start did not move)."""
         if self.pose_slack(around) >= ROW_CAP:
             return around
         candidates = rng.uniform(limits.position[:, 0], limits.position[:, 1], (FREE_POSE_SAMPLES, self.n))
@@ -177,8 +178,6 @@ class ClearanceRows:
         at most :data:`PUSH_ITERATIONS`); each slack's gradient is the relative velocity of its witness points
         along their normal (:meth:`~dynid_ros.robot.collision_model.CollisionModel.distance_gradients`). Stops at
         the first iterate whose every slack is :data:`ROW_CAP`."""
-        import scipy.optimize
-
         last: dict[bytes, tuple[float, np.ndarray]] = {}
 
         def shortfall(z: np.ndarray) -> tuple[float, np.ndarray]:

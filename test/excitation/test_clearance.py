@@ -160,9 +160,9 @@ def _default_problem(relative: str | Path, xacro_args: list[str] | None = None) 
 def test_a_start_moves_when_every_random_pose_has_a_pair_too_close():
     """example-robot-data's Baxter (15 joints, two arms by a torso; the default 2 cm kept, the table z = 0): its
     reference pose has the grippers in the table, and each of the 64 random poses a start tries has some pair of
-    links within the 2 cm (torso and right_upper_elbow 1.1 cm, ...), so the start's motion was scaled to nothing
-    and the optimizer began at a motionless point (condition number inf). The start pose is pushed apart along the
-    pairs' distance gradients: the start moves and keeps every clearance row."""
+    links within the 2 cm (torso and right_upper_elbow 1.3 cm apart at the first start's pose, ...), so the start's
+    motion was scaled to nothing and the optimizer began at a motionless point (condition number inf). The start
+    pose is pushed apart along the pairs' distance gradients: the start moves and keeps every clearance row."""
     problem = _default_problem("baxter_description/urdf/baxter.urdf")
 
     def slack(q: np.ndarray) -> float:  # the smallest clearance at rest less the 2 cm
