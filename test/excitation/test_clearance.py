@@ -4,15 +4,21 @@ package's collision model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import coal
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from dynid_ros.cli.main import main
-from dynid_ros.excitation import ExcitationOptions, load_trajectory, optimize_excitation
+from dynid_ros.excitation import ExcitationOptions, limits_from_model, load_trajectory, optimize_excitation
+from dynid_ros.excitation.clearance import GRID_SLACK
+from dynid_ros.excitation.limits import effort_bounds
+from dynid_ros.excitation.optimizer import ExcitationProblem, condition_base
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.model import load_model
+from dynid_ros.robot.robot_defaults import derive_config
 from dynid_ros.robot.workcell import CollisionSettings
 
 from support.direct_clearance import direct_clearance, resolved_urdf
@@ -138,3 +144,71 @@ def _box_distances(urdf, trajectory, centre: np.ndarray, size: float) -> np.ndar
             best = min(best, coal.distance(hull, pose, box, box_pose, request, result))
         out.append(best)
     return np.array(out)
+
+
+def _default_problem(relative: str | Path, xacro_args: list[str] | None = None) -> ExcitationProblem:
+    """The excitation problem of an example-robot-data arm (or a description file) as the corpus poses it: the
+    derived config at 0.2 Hz, the default collision settings (2 cm kept, the table z = 0)."""
+    urdf = relative if isinstance(relative, Path) else example_robot_urdf(relative)
+    model = load_model(urdf=urdf, xacro_args=xacro_args, quiet=True)
+    options = ExcitationOptions.from_config(derive_config(model)["excitation"], frequency_hz=0.2,
+                                            collision=CollisionSettings())
+    limits = limits_from_model(model, options.config)
+    return ExcitationProblem(model, options, limits, condition_base(model), effort_bounds(model, options.config))
+
+
+def test_a_start_moves_when_every_random_pose_has_a_pair_too_close():
+    """example-robot-data's Baxter (15 joints, two arms by a torso; the default 2 cm kept, the table z = 0): its
+    reference pose has the grippers in the table, and each of the 64 random poses a start tries has some pair of
+    links within the 2 cm (torso and right_upper_elbow 1.3 cm apart at the first start's pose, ...), so the start's
+    motion was scaled to nothing and the optimizer began at a motionless point (condition number inf). The start
+    pose is pushed apart along the pairs' distance gradients: the start moves and keeps every clearance row."""
+    problem = _default_problem("baxter_description/urdf/baxter.urdf")
+
+    def slack(q: np.ndarray) -> float:  # the smallest clearance at rest less the 2 cm
+        return min(c.slack for c in problem.collision.scan(q[None, :], np.zeros((1, problem.n)), 1.0, floor=0.05))
+
+    assert slack(problem.collision.reference) < 0  # no help from the reference pose
+    x = problem.start(np.random.default_rng([0, 0]))
+    blocks = x.reshape(problem.n, problem.width)
+    assert slack(blocks[:, 0]) >= GRID_SLACK
+    assert np.abs(blocks[:, 1:]).max() > 1e-3  # it moves
+    assert problem.clearance.values(x).min() >= 0  # and keeps every row
+    assert problem.linear_violation(x) <= 1e-9
+
+
+def test_a_start_no_pose_can_clear_is_named_by_its_pair():
+    """example-robot-data's TALOS left arm with the default table z = 0 under its base (the shoulder): its
+    arm_left_2_link is in the table at every pose (1.1 cm deep at best over 400 random poses; the collision model
+    keeps 0 cm for it, its structure holding it close), so no start is feasible and the optimizer ended in "no
+    trajectory satisfies the limits ... (torque limits, Cartesian boxes or obstacles that exclude every start?)".
+    The refusal names the pair instead of guessing at causes."""
+    problem = _default_problem("talos_data/robots/talos_left_arm.urdf")
+    why = problem.shortfall(problem.start(np.random.default_rng([0, 0])))
+    assert why is not None and "arm_left_2_link and table are" in why and "cm into each other" in why, why
+    assert "collision: environment" in why, why  # the way out
+
+
+def test_a_pushed_start_keeps_room_to_move_every_joint():
+    """example-robot-data's Z1: its best random start pose has a pair 6.6 mm above what it keeps (less than a start
+    needs), so it is pushed apart; a push onto a joint's bound left that joint no room (joint4 did not move, its
+    friction columns were zero, condition number inf). Every joint of the start moves and its condition number is
+    finite."""
+    problem = _default_problem("z1_description/urdf/z1.urdf")
+    x = problem.start(np.random.default_rng([0, 0]))
+    assert np.all(np.abs(x.reshape(problem.n, problem.width)[:, 1:]).max(axis=1) > 1e-3)
+    assert problem.clearance.values(x).min() >= 0
+    assert problem.objective(x, False)[0] < 100  # log of a finite condition number (1e3 stands for inf)
+
+
+def test_a_start_whose_clearance_row_cannot_hold_at_rest_is_named_by_its_pair():
+    """The zoo's Sawyer: right_arm_base_link and right_l1_2 are never more than 7 mm apart (the collision model keeps
+    half, 3.5 mm, for them); a clearance row keeps 2 mm of grid slack more and its smooth minimum over a window's 25
+    equal samples at rest lies 3.2 mm below the distance, so no start at rest holds it and the refusal said "torque
+    limits, Cartesian boxes or obstacles that exclude every start?". It names the pair and the row's shortfall."""
+    from support.urdf_zoo import zoo_robots
+
+    entry = zoo_robots()["sawyer"]
+    problem = _default_problem(entry.xacro, list(entry.xacro_args))
+    why = problem.shortfall(problem.start(np.random.default_rng([0, 0])))
+    assert why is not None and "right_arm_base_link and right_l1_2 are" in why and "clearance row is" in why, why

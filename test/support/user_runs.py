@@ -171,13 +171,21 @@ def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...]
 
 EXCITATION_FINDINGS = (("the best condition number", "accepted up to"), ("no trajectory satisfies the limits",))
 """The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations) of
-some robots ends in excite's one-line refusal. Measured with the optimizer's 12 L-point limit grid (ur3 and the UR5 with
-a prismatic wrist, once 460, pass; they pass at d903a1a too): condition number above 300: example-robot-data's xArm7
-(351; 352 and 362 with 60 and 80 iterations; 323 at d903a1a), Doosan without collision checks (1160; at d903a1a no
-trajectory within the limits after the start, 49 s); inf: Baxter (every start pose it tries has a pair of its arm links
-within the 2 cm kept, so the start's motion is scaled to nothing); no collision-free trajectory after the start: TALOS's
-arm. Such a robot is reported as an xfail with excite's line, never as a pass; everything after excite is checked for
-every robot that gets an excitation."""
+some robots ends in excite's one-line refusal. Measured at excite7 (the objective is the condition number with
+unit-norm columns, the number accepted; a start pose with a pair too close is pushed apart): condition number above
+300: example-robot-data's xArm7 (305; 291 with 80 iterations; 351 when the objective used a fixed column scale),
+Doosan without collision checks (595; 1160 before), Baxter (420; inf before: every start pose it tried had a pair of
+its arm links within the 2 cm kept and the start did not move). In each the smallest singular direction is a
+shoulder joint's friction offset against a link's first moment (xArm7: joint2.fo / link2.my; Doosan: joint2.fo /
+link3.mx; Baxter: right_s1.fo / right_lower_shoulder.mx, .my): the derived acceleration limits of those joints are
+the 0.5 rad/s^2 floor (robot_defaults.MIN_ACCELERATION), which at the corpus' 0.2 Hz leaves about +-0.3 rad of
+motion (0.5, 0.47 and 0.47 rad used), too little for gravity's sin/cos to separate from a constant. No trajectory
+satisfies the limits (no feasible start, excite's line names the pair): TALOS's arm and panda_collision (a link in
+the table z = 0 under the base at every pose: arm_left_2_link 1.2 cm, panda_link1 9 cm), the zoo's Sawyer
+(right_arm_base_link and right_l1_2 stay 7 mm apart whatever the pose, 3.5 mm kept; a clearance row keeps 2 mm of
+grid slack more and its smooth minimum over a window's 25 equal samples lies 3.2 mm below the distance, so the row
+is 1.7 mm short at every pose). Such a robot is reported as an xfail with excite's line, never as a pass; everything
+after excite is checked for every robot that gets an excitation."""
 
 
 def xfail_excitation_finding(robot: str, command: str, line: str) -> None:
