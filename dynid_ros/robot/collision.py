@@ -64,10 +64,7 @@ def load_collision_model(model: RobotModel, settings: CollisionSettings | None =
         LOG.warning("not checked for collision: %s (a robot without a URDF has no geometry)", ", ".join(links))
         return CollisionModel(model, kinematic, [], settings.environment, [], settings.margin, links,
                               reference=reference, self_collision=settings.self_collision)
-    urdf_directory = model.urdf_path.resolve().parent if model.urdf_path is not None else None
-    source = str(model.urdf_path or "robot_description")
-    text, not_checked = collision_urdf(model.urdf_xml, urdf_directory, settings.package_dirs, source)
-    parts = _parts(kinematic, text, source)
+    parts, not_checked = _link_parts(model, kinematic, settings.package_dirs)
     if not_checked:
         LOG.warning("not checked for collision: %s (no <collision> or <visual> geometry)", ", ".join(not_checked))
     collision = CollisionModel(model, kinematic, parts, settings.environment, [], settings.margin, not_checked,
@@ -100,6 +97,13 @@ def geometry_parts(model: RobotModel, package_dirs: Sequence[str | Path] = (),
     if model.urdf_xml is None:
         return []
     kinematic = model.expanded if model.expanded is not None else model.pin_model
+    return _link_parts(model, kinematic, package_dirs, links)[0]
+
+
+def _link_parts(model: RobotModel, kinematic: object, package_dirs: Sequence[str | Path],
+                links: set[str] | None = None) -> tuple[list[Part], tuple[str, ...]]:
+    """The convex pieces of ``model``'s links (all, or ``links`` only: the others' geometry is dropped before any
+    mesh is read) and the links without geometry (:func:`collision_urdf`)."""
     urdf_directory = model.urdf_path.resolve().parent if model.urdf_path is not None else None
     source = str(model.urdf_path or "robot_description")
     text = model.urdf_xml
@@ -110,8 +114,8 @@ def geometry_parts(model: RobotModel, package_dirs: Sequence[str | Path] = (),
                 for element in link.findall("collision") + link.findall("visual"):
                     link.remove(element)
         text = to_text(root)
-    text, _ = collision_urdf(text, urdf_directory, package_dirs, source)
-    return _parts(kinematic, text, source)
+    text, not_checked = collision_urdf(text, urdf_directory, package_dirs, source)
+    return _parts(kinematic, text, source), not_checked
 
 
 def _parts(kinematic: object, text: str, source: str) -> list[Part]:
