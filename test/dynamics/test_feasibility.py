@@ -197,3 +197,30 @@ def test_a_non_optimal_status_is_retried_with_the_other_solver():
     none = feasibility.solve_until_optimal(
         lambda scale: cp.Problem(cp.Minimize(cp.sum(x)), [x >= 1.0, x <= 0.0]), "clarabel", x)
     assert none.status is None and list(none.attempts) == ["clarabel x1", "clarabel x0.01", "scs x1"]
+
+
+def test_an_answer_off_its_constraints_is_no_solution_and_the_next_attempt_is_made():
+    """``solve_until_optimal(accept=)``: an ``optimal`` answer the check refuses (an interior-point solver may stop
+    outside its LMIs) is followed by the next attempt, its status says so; when every answer is refused, the first
+    is kept, so that its check names the violation."""
+    import cvxpy as cp
+
+    x = cp.Variable(2)
+
+    def problem(scale: float) -> cp.Problem:
+        return cp.Problem(cp.Minimize(scale * cp.sum_squares(x - 1.0)), [x >= 0.0])
+
+    seen = []
+
+    def not_the_first_solver(value: np.ndarray, solver: str, status: str) -> bool:
+        seen.append((solver, status))
+        return solver != "clarabel"
+
+    outcome = feasibility.solve_until_optimal(problem, "clarabel", x, accept=not_the_first_solver)
+    assert outcome.solver == "scs" and outcome.status == "optimal" and np.allclose(x.value, 1.0, atol=1e-3)
+    assert outcome.attempts == {"clarabel x1": "optimal (violates its constraints)",
+                                "clarabel x0.01": "optimal (violates its constraints)", "scs x1": "optimal"}
+    assert seen == [("clarabel", "optimal"), ("clarabel", "optimal"), ("scs", "optimal")]
+    refused = feasibility.solve_until_optimal(problem, "clarabel", x, accept=lambda *_: False)
+    assert refused.solver == "clarabel" and refused.status == "optimal"
+    assert all(v.endswith("(violates its constraints)") for v in refused.attempts.values())

@@ -132,6 +132,30 @@ def test_a_joint_with_fewer_effective_samples_than_parameters_keeps_a_noise_near
     assert np.max(np.abs(gradient)) < 1e-6 * sums.count.max(), gradient
 
 
+def test_a_structured_residual_is_not_absorbed_by_the_fit_so_its_noise_is_the_residuals(arm):
+    """The same joint counted as 2 samples, its inflation a structured share (model error: ``absorption`` the noise
+    share, here white): the fit absorbs only the noise's part, ``sigma^2 = r / (N - gamma)``, so its noise is its
+    least-squares residual's, where the whole inflation (``N - tau gamma``) put it near the hyperprior's bound (the
+    drift test's late flag); the other joints keep the sensor's noise, and the alternation's scales are the evidence's
+    maximum at that noise (their gradient zero)."""
+    _, layout, base, nominal = arm
+    sums, sigma, groups = sums_of(arm, with_joint_terms(arm, moved(nominal, layout, 1.2, 0.02)), 400)
+    inflation = np.ones(layout.n_dof)
+    inflation[1] = 200.0
+    residual = np.sqrt(sums.least_squares_noise())
+    whole = choose_hyperparameters(sums, inflation, groups, base.K)
+    split = choose_hyperparameters(sums, inflation, groups, base.K, absorption=np.ones(layout.n_dof))
+    assert split.noise_std[1] == pytest.approx(residual[1], rel=0.2), (split.noise_std, residual)  # measured 1.02x
+    assert whole.noise_std[1] > 2.0 * split.noise_std[1], (whole.noise_std, split.noise_std)  # measured 2.46x
+    others = np.arange(layout.n_dof) != 1
+    np.testing.assert_allclose(split.noise_std[others], sigma[others], rtol=0.15)
+    evidence = Evidence(sums, inflation, groups, base.K, absorption=np.ones(layout.n_dof))
+    scales = np.array([split.scales[g] for g in groups.names])
+    gradient = evidence.objective_and_gradient(scales, split.noise_std**2)[1][:len(scales)]
+    interior = (scales > SCALE_RANGE[0] * 1.0001) & (scales < SCALE_RANGE[1] / 1.0001)
+    assert np.max(np.abs(gradient[interior])) < 1e-5, gradient
+
+
 def test_gradient_is_that_of_the_log_evidence(arm):
     _, layout, base, nominal = arm
     sums, sigma, groups = sums_of(arm, with_joint_terms(arm, moved(nominal, layout, 1.3, 0.03)), 200)
