@@ -154,9 +154,9 @@ class Evidence:
     joints' least-squares residual variances, :meth:`JointSums.least_squares_noise`)."""
     absorption: np.ndarray | None = None
     """Per joint, the rows of residual variance each parameter its data determine absorbs (:meth:`noise_update`, the
-    module docstring's split of the inflation): the noise share's autocorrelation time, ``(1 - s_j) tau_j`` for a
-    structured share ``s_j`` (:class:`dynid_ros.estimation.model_error.JointInflation`); None: the inflation (a
-    residual that is all correlated noise)."""
+    module docstring's split of the inflation): ``(1 - s_j) t_j``, the noise share of the inflation, for a
+    structured share ``s_j`` and the noise's autocorrelation time ``t_j`` (:attr:`dynid_ros.estimation.model_error.
+    JointInflation.noise_inflation`); None: the inflation (a residual that is all correlated noise)."""
     base_groups: dict[str, np.ndarray] = field(init=False)
     base_fixed: np.ndarray = field(init=False)
     prior_mean: np.ndarray = field(init=False)
