@@ -36,7 +36,7 @@ def test_streamed_estimate_equals_the_in_memory_one(bag: Path, small_reads, meth
     # with them (measured 3e-9 on beta, 6e-9 on delta)
     assert relative(whole.beta, streamed.beta) < (1e-7 if method == "fbpe" else 1e-9)
     assert relative(whole.delta, streamed.delta) < (1e-7 if method == "fbpe" else 1e-9)
-    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-9)
+    assert streamed.relative_error == pytest.approx(whole.relative_error, rel=1e-7 if method == "fbpe" else 1e-9)
     std = [r.beta_rel_std * np.abs(r.beta) for r in (streamed, whole)]  # (a beta near 0 makes its relative std wild)
     np.testing.assert_allclose(std[0], std[1], rtol=1e-7)
     np.testing.assert_array_equal(streamed.fit.t, whole.fit.t)
