@@ -12,16 +12,13 @@ within the limit at every time (the sampling inequality for trigonometric polyno
 for one harmonic sampled midway between its peaks), so the rows the grid keeps imply the limits in continuous time. The
 objective's gradient is exact: the regressor is linear in the parameters, so ``u^T dY v`` is the
 derivative of the torques ``Y v`` of the parameter vector ``v`` along the singular vectors, which
-pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant); the slope of the column
-norms is exact in the velocities and accelerations and a central difference in the positions
-(:meth:`ExcitationProblem._column_norm_gradient`).
+pinocchio's RNEA derivatives give per sample (Coulomb ``sign(q')`` is piecewise constant).
 
-Scale-free: the objective is the condition number of the base regressor with every column divided by that column's
-norm over the trajectory itself (:meth:`ExcitationProblem.objective`), each base parameter in the trajectory's own unit,
-so a 0.6 kg arm (inertia columns 1e-5 of its mass columns in SI units) and a 30 kg arm are optimized alike; a result is
-accepted when that same number (:func:`excitation_scaled_condition_number`, independent of units and size) is at most
-``max_condition_number``. (A scale fixed at random states over the joint ranges, :func:`robot_column_scale`, kept for
-``logdet``, ranks trajectories differently: the optimizer then minimized another number than the one accepted.)
+Scale-free: the objective is the condition number of the base regressor with every column divided by
+that column's norm at random states over the whole joint ranges (:func:`robot_column_scale`): each base parameter in
+the robot's own unit, so a 0.6 kg arm (inertia columns 1e-5 of its mass columns in SI units) and a 30 kg arm are
+optimized alike; a result is accepted when the condition number with unit-norm columns
+(:func:`excitation_scaled_condition_number`, independent of units and size) is at most ``max_condition_number``.
 
 The reported condition number is ``numpy.linalg.cond`` of the base regressor (rigid body, viscous,
 Coulomb and offset friction per joint, no armature, SI units, no column scaling) stacked over one
@@ -91,12 +88,6 @@ xArm7, Panda, UR5 and UR10 (29 kg) alike; an optimized trajectory within the lim
 22 (SO-100, 20 s budget)."""
 BOX_RATE_HZ = 100.0
 """Cartesian boxes are checked, and kept by the optimizer, at this rate."""
-POSITION_STEP = 1e-6
-"""[rad or m]: central-difference step of the column norms' slope by the positions (:meth:`ExcitationProblem.
-_column_norm_gradient`)."""
-VELOCITY_STEP = 1e-3
-"""[rad/s or m/s]: largest central-difference step of the column norms' slope by the velocities (exact: the columns
-are quadratic in them between sign changes)."""
 REST_VELOCITY = 1e-9
 """Velocities [rad/s] below this count as zero in the Coulomb column (the samples at rest, t = k T)."""
 CLEARANCE_PENALTY = 1000.0
@@ -411,28 +402,12 @@ class ExcitationProblem:
 
     # --- objective ---------------------------------------------------------------------------------
     def objective(self, x: np.ndarray, gradient: bool = True) -> tuple[float, np.ndarray | None]:
-        """``log cond`` (or ``-log det / 2``) of the base regressor on the objective grid, and its gradient.
-
-        ``cond``: the columns are scaled to unit norm on the trajectory itself, ``W D(x)`` with ``D = diag(1 /
-        ||w_j||)``: the measure the acceptance uses (:func:`excitation_scaled_condition_number`). A scale fixed in
-        advance (each column's norm at random states, :func:`robot_column_scale`) ranks trajectories differently:
-        on example-robot-data's xArm7 the corpus' start ended at 257 with that scale and 351 with unit-norm columns,
-        over the 300 it needed. With ``u_i, sigma_i, v_i`` the singular triplets of ``W D``,
-        ``d log sigma_i = u_i^T dW D v_i / sigma_i - sum_j v_ij^2 d log ||w_j||`` (the second term: the scale moving
-        with the columns; :meth:`_column_norm_gradient`). ``logdet``: a column scale only adds a constant to
-        ``log det``, so the fixed scale (numerics only) is kept and the gradient has no second term."""
+        """``log cond`` (or ``-log det / 2``) of the base regressor on the objective grid, and its gradient."""
         q, dq, ddq = self.states(x, self.b_obj)
         dq = _snap_rest(dq)
         w = self.columns(q, dq, ddq)
-        flat = w.reshape(-1, self.base.n_base)
-        if self.options.objective == "cond":
-            norms = np.linalg.norm(flat, axis=0)
-            if not np.all(norms > 0):  # a column that never moves: cond inf, as the acceptance finds it
-                return 1e3, np.zeros_like(x) if gradient else None
-            scale = 1.0 / norms
-        else:
-            scale = self.column_scale  # each base parameter in the robot's own unit
-        eigenvalues, vectors = np.linalg.eigh((flat * scale).T @ (flat * scale))
+        flat = w.reshape(-1, self.base.n_base) * self.column_scale  # each base parameter in the robot's own unit
+        eigenvalues, vectors = np.linalg.eigh(flat.T @ flat)
         if eigenvalues[0] <= 1e-300:
             return 1e3, np.zeros_like(x) if gradient else None
         sigma = np.sqrt(eigenvalues)
@@ -445,47 +420,9 @@ class ExcitationProblem:
         if not gradient:
             return value, None
         # d sigma_i = u_i^T dY v_i with u_i = Y v_i / sigma_i; d value = sum weight_i d sigma_i.
-        covectors = [(weight / s) * (w @ (scale * v)) for weight, v, s in terms]
-        gq, gdq, gddq = self._torque_gradient([scale * v for _, v, _ in terms], covectors, q, dq, ddq)
-        if self.options.objective == "cond":  # - sum_j gamma_j d log ||w_j||, gamma_j = sum_i weight_i s_i v_ij^2
-            gamma = sum(weight * s * v**2 for weight, v, s in terms)
-            nq, ndq, nddq = self._column_norm_gradient(w * (gamma * scale**2), w, q, dq, ddq)
-            gq, gdq, gddq = gq - nq, gdq - ndq, gddq - nddq
+        covectors = [(weight / s) * (w @ (self.column_scale * v)) for weight, v, s in terms]
+        gq, gdq, gddq = self._torque_gradient([self.column_scale * v for _, v, _ in terms], covectors, q, dq, ddq)
         return value, self._chain(gq, gdq, gddq, self.b_obj)
-
-    def _column_norm_gradient(self, weights: np.ndarray, w: np.ndarray, q: np.ndarray, dq: np.ndarray,
-                              ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The gradient of ``sum_s <B_s, Y(q_s, q'_s, q''_s)>`` (``B`` = ``weights``, (N, n, n_base), held fixed) by
-        q, q', q'' per sample, each (N, n), ``w`` the columns at the samples; with ``B_s = w_s diag(gamma_j /
-        ||w_j||^2)`` it is ``sum_j gamma_j d log ||w_j||``.
-
-        By differences of the columns along each state coordinate, exact where the columns are polynomial in it:
-        accelerations enter linearly (a unit step); velocities quadratically (rigid body) or linearly (viscous) plus
-        a ``sign(q')`` step (Coulomb), so a central difference with a step that keeps the sample's sign (half its
-        speed, at most :data:`VELOCITY_STEP`) is exact, and a sample at rest (q' = 0) contributes nothing (its
-        columns' velocity slope is zero there: quadratic terms, and ``w_s = 0`` in the viscous columns); positions
-        by a central difference (:data:`POSITION_STEP`)."""
-        n_samples = len(q)
-
-        def psi(qq: np.ndarray, vv: np.ndarray, aa: np.ndarray) -> np.ndarray:
-            return np.einsum("sij,sij->s", weights, self.columns(qq, vv, aa))
-
-        here = np.einsum("sij,sij->s", weights, w)
-        gq, gdq, gddq = (np.zeros((n_samples, self.n)) for _ in range(3))
-        for i in range(self.n):
-            step = np.zeros(self.n)
-            step[i] = POSITION_STEP
-            gq[:, i] = (psi(q + step, dq, ddq) - psi(q - step, dq, ddq)) / (2 * POSITION_STEP)
-            step[i] = 1.0
-            gddq[:, i] = psi(q, dq, ddq + step) - here
-            h = np.minimum(0.5 * np.abs(dq[:, i]), VELOCITY_STEP)
-            moving = h > 0
-            if moving.any():
-                up, down = dq.copy(), dq.copy()
-                up[:, i] += h
-                down[:, i] -= h
-                gdq[moving, i] = ((psi(q, up, ddq) - psi(q, down, ddq))[moving] / (2 * h[moving]))
-        return gq, gdq, gddq
 
     def _torque_gradient(self, directions: list[np.ndarray], covectors: list[np.ndarray], q: np.ndarray,
                          dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
