@@ -171,11 +171,13 @@ def user_path(urdf: Path, work: Path, *, xacro_args: list[str] | tuple[str, ...]
 
 EXCITATION_FINDINGS = (("the best condition number", "accepted up to"), ("no trajectory satisfies the limits",))
 """The open finding of the first whole runs: the corpus' short collision-free excitation (one start, 40 iterations) of
-some robots ends in excite's one-line refusal. Measured at excite7 (the objective is the condition number with
-unit-norm columns, the number accepted; a start pose with a pair too close is pushed apart): condition number above
-300: example-robot-data's xArm7 (305; 291 with 80 iterations; 351 when the objective used a fixed column scale),
-Doosan without collision checks (595; 1160 before), Baxter (420; inf before: every start pose it tried had a pair of
-its arm links within the 2 cm kept and the start did not move). In each the smallest singular direction is a
+some robots ends in excite's one-line refusal. Measured with the objective's fixed column scale (a start pose with a
+pair too close pushed apart): condition number above 300: example-robot-data's xArm7 (351), Doosan without collision
+checks (1.25e3), Baxter (485; inf before the push: every start pose it tried had a pair of its arm links within the 2
+cm kept). (An objective on the trajectory's own unit-norm columns, the number accepted, ended at 305, 595 and 420 but
+ignores how large the motion is: example-robot-data's 2-DOF ASR arm then moved 3-5 % of its ranges at 27-46 % of its
+speed limits and its held-out error was 19 %, 1.4 % with the fixed scale.) In each (measured with that objective) the
+smallest singular direction is a
 shoulder joint's friction offset against a link's first moment (xArm7: joint2.fo / link2.my; Doosan: joint2.fo /
 link3.mx; Baxter: right_s1.fo / right_lower_shoulder.mx, .my): the derived acceleration limits of those joints are
 the 0.5 rad/s^2 floor (robot_defaults.MIN_ACCELERATION), which at the corpus' 0.2 Hz leaves about +-0.3 rad of
