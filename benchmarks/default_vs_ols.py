@@ -66,8 +66,8 @@ from dynid_ros.variants.frames_identification import frame_regressor, frames_dat
 
 from support.coupled_arm import ARM, COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference  # noqa: E402
 
-VARIANTS = {"default": {"hyperparameters": "evidence"},
-            "auto": {"hyperparameters": "evidence", "processing": {"cutoff_hz": "auto"}},
+VARIANTS = {"default": {},
+            "auto": {"processing": {"cutoff_hz": "auto"}},
             "stated": {"hyperparameters": "stated"},
             "auto_ls": {"hyperparameters": "stated", "processing": {"cutoff_hz": "auto"}}}
 """The identification configs compared (``identification:`` sections)."""

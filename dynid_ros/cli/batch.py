@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser, friction_default=None)
     parser.add_argument("--method", choices=METHODS, default=None, help="estimator (see dynid identify --help)")
     parser.add_argument("--hyperparameters", choices=HYPERPARAMETERS, default=None,
-                        help="stated (default) or evidence, as dynid identify's; with evidence the first bag's "
+                        help="evidence (default) or stated, as dynid identify's; with evidence the first bag's "
                              "evidence chooses the prior's scales and every other bag is identified with them")
     add_hyperparameter_scales_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

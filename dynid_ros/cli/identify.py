@@ -63,10 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="resolve the unidentifiable part toward the nominal URDF (default) or not")
     parser.add_argument("--hyperparameters", choices=HYPERPARAMETERS, default=None,
                         help="FBPE's prior scale per group (link masses, CoMs, inertias, joint terms) and noise per "
-                             "joint: evidence = chosen by the data, type-II maximum likelihood on the "
+                             "joint: evidence (default) = chosen by the data, type-II maximum likelihood on the "
                              "linear-Gaussian part (MacKay 1992), checked against its wide-prior limit by "
                              "time-blocked cross-validation; stated = the prior_tolerance values and the residual "
-                             "variance as given (default)")
+                             "variance as given")
     add_hyperparameter_scales_argument(parser)
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")

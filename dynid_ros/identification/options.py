@@ -61,10 +61,10 @@ class IdentificationOptions:
     pbpr: dict = field(default_factory=dict)
     unmodelled_load: bool = True
     """Model a tool or payload the URDF lacks as an extra body on the last link (estimation.unmodelled_load)."""
-    hyperparameters: str = "stated"
+    hyperparameters: str = "evidence"
     """``hyperparameters:``: FBPE's prior scales per group and noise per joint chosen by the evidence (``evidence``,
-    :mod:`dynid_ros.estimation.hyperparameters`) or the stated tolerances and the residual variance (``stated``, the
-    default). Runs compared for drift share the scales (``hyperparameter_scales``): chosen per run, they moved
+    the default, :mod:`dynid_ros.estimation.hyperparameters`) or the stated tolerances and the residual variance
+    (``stated``). Runs compared for drift share the scales (``hyperparameter_scales``): chosen per run, they moved
     link 2's mass to link 3 when a 0.5 kg payload came on (1.52 -> 0.78 kg, the mass scale x0.26 -> x1.92,
     test/fleet/test_drift.py), so ``dynid batch`` gives its bags the first bag's and ``dynid drift`` refuses runs
     that do not share them."""

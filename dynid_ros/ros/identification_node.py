@@ -89,7 +89,7 @@ PARAMETERS = (
     Param("effort_scale", [], "per-joint factors: torque = k * effort ([] = config, else 1)"),
     Param("prior", "", "nominal | none ('' = config, else nominal)"),
     Param("hyperparameters", "", "evidence | stated: the prior's scales and noise chosen by the data or as stated "
-          "('' = config, else stated)"),
+          "('' = config, else evidence)"),
     Param("hyperparameter_scales", "", "the prior's scales given instead of chosen: a result directory (the scales "
           "its estimate used) or mass=S,com=S,inertia=S,joint=S ('' = config, else chosen)"),
     Param("total_mass", [], "[lo, hi] bounds on the identified links' total mass [kg] ([] = config)"),

@@ -37,7 +37,7 @@ def nightly(tmp_path_factory):
         assert main(["batch", "--urdf", str(nominal), "--config", str(config), "--bags", str(bag), "--out",
                      str(root / f"batch{i}"), "--no-progress", "--workers", "1"]) == 0 if i == 0 else \
             main(["identify", "--urdf", str(nominal), "--config", str(config), "--bag", str(bag), "--out",
-                  str(results[-1])]) == 0
+                  str(results[-1]), "--hyperparameter-scales", str(root / "batch0")]) == 0
     results[0] = root / "batch0"  # a batch directory stands for its bags, with their stamps
     return nominal, results
 

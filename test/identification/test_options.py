@@ -52,12 +52,12 @@ def test_invalid_values_are_refused_by_the_builder():
 
 
 def test_hyperparameters_come_from_the_flag_the_parameter_or_the_config_key():
-    assert _cli("--config", str(PANDA)).hyperparameters == "stated"  # the default
-    assert _cli("--config", str(PANDA), "--hyperparameters", "evidence") == _node(hyperparameters="evidence")
-    assert _node(hyperparameters="").hyperparameters == "stated"  # '' = not set
+    assert _cli("--config", str(PANDA)).hyperparameters == "evidence"  # the default
+    assert _cli("--config", str(PANDA), "--hyperparameters", "stated") == _node(hyperparameters="stated")
+    assert _node(hyperparameters="").hyperparameters == "evidence"  # '' = not set
     assert identification_options({"hyperparameters": "stated"}).hyperparameters == "stated"
-    assert identification_options({"hyperparameters": "stated"}, {"hyperparameters": "evidence"}).hyperparameters \
-        == "evidence"  # the flag wins over the config
+    assert identification_options({"hyperparameters": "evidence"}, {"hyperparameters": "stated"}).hyperparameters \
+        == "stated"  # the flag wins over the config
     with pytest.raises(ConfigError, match="--hyperparameters must be one of evidence, stated"):
         identification_options({"hyperparameters": "tuned"})
 
