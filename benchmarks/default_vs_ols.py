@@ -4,9 +4,8 @@ hand, with the previous default and the least-squares-scored cutoff beside it.
 Per data set, identify on one run (or the first 70 %) and validate on another (or the rest) against the recorded,
 unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
-- ``default``: the candidate default, ``hyperparameters: evidence`` (the MAP at the hyperparameters the evidence
-  chooses or its wide-prior limit, whichever time-blocked cross-validation prefers) with the bandwidth cutoff (the
-  shipped default is ``stated``, column ``stated``: the switch was reverted, see the README's option row);
+- ``default``: the default, ``hyperparameters: evidence`` (the MAP at the hyperparameters the evidence chooses or
+  its wide-prior limit, whichever time-blocked cross-validation prefers) with the bandwidth cutoff;
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
 - ``auto``: the default with ``cutoff_hz: auto`` (the cutoff by time-blocked cross-validation of the posterior mean
   on the leading window);
