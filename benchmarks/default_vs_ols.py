@@ -5,7 +5,9 @@ Per data set, identify on one run (or the first 70 %) and validate on another (o
 unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
 - ``default``: the default, ``hyperparameters: evidence`` (the MAP at the hyperparameters the evidence chooses or
-  its wide-prior limit, whichever time-blocked cross-validation prefers) with the bandwidth cutoff;
+  its wide-prior limit, whichever time-blocked cross-validation prefers) with the bandwidth cutoff and
+  ``effort_gains: auto`` (each joint's torque per unit of effort where the data demand one; its held-out error is
+  that of the effort it predicts, its torque divided by the gains, against the effort as recorded, as OLS's);
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
 - ``auto``: the default with ``cutoff_hz: auto`` (the cutoff by time-blocked cross-validation of the posterior mean
   on the leading window);
@@ -14,7 +16,7 @@ unfiltered torque (Sousa & Cortesão 2014 eq. 84):
   squares.
 
 Reported: held-out errors, the links' mass ratios to the URDF (the link alone; a reported load apart), the chosen
-cutoff and hyperparameters. Data sets: the real Panda of Gaz et al. 2019 (``DYNID_PANDA_DATA``), the real dVRK PSM
+cutoff and hyperparameters, the effort gains used. Data sets: the real Panda of Gaz et al. 2019 (``DYNID_PANDA_DATA``), the real dVRK PSM
 and MTM of Wang et al. 2019 (``DYNID_DVRK_DATA``; frames robots without a CAD prior: the constrained least squares
 is their default, beside plain least squares), the robustness cases of :mod:`dynid_ros.studies.robustness` on the
 embedded Panda and UR5e (2 periods; the scaled arms, the spring, the tool among them), and the coupled wrist of
@@ -78,9 +80,10 @@ def held_out(model, ident, val, config: dict) -> dict:
     started = time.perf_counter()
     result = identify(ident, options, model=model)
     seconds = time.perf_counter() - started
-    held = processed_window(model, val, options, result.processing)
+    held = processed_window(model, val, options, result.processing)  # the effort as recorded (times a given scale)
     terms = terms_from_dict(result.position_torque, model.joints)
-    error = evaluate_parameters(model, result.layout, result.delta, held, position=terms).relative_error
+    torque = evaluate_parameters(model, result.layout, result.delta, held, position=terms).tau_hat
+    error = relative_error(held.tau_raw, torque / effort_gains(result, options))[0]  # the effort it predicts
     train = processed_window(model, ident, options, result.processing)
     w = result.base.project(regressor(model, result.layout, train.q, train.dq, train.ddq))
     beta = np.linalg.lstsq(w, train.tau.reshape(-1), rcond=None)[0]
@@ -92,8 +95,15 @@ def held_out(model, ident, val, config: dict) -> dict:
             "load": result.unmodelled_load, "feasible": bool(result.feasible),
             "scales": None if hyper is None else hyper["scales"],
             "noise_std": None if hyper is None else hyper["noise_std"],
-            "least_squares_cv": result.least_squares,
+            "least_squares_cv": result.least_squares, "effort_gains": result.effort_gains,
             "check": None if hyper is None else hyper.get("cross_validation"), "seconds": seconds}
+
+
+def effort_gains(result, options) -> np.ndarray:
+    """Each joint's torque per unit of effort the result used beyond the given effort scale (1 where none)."""
+    given = np.ones(len(result.model.joints)) if options.effort_scale is None else np.asarray(options.effort_scale)
+    used = given if result.options.effort_scale is None else np.asarray(result.options.effort_scale)
+    return used / given
 
 
 def urdf_set(name: str, model, ident, val) -> dict:
@@ -205,12 +215,24 @@ def check_cell(check: dict | None) -> str:
                else ", wide unrealistic") + ")")
 
 
+def gains_cell(gains: dict | str | None) -> str:
+    """The effort gains used (torque per unit of recorded effort, the joints off from 1 by more than 2 %), 'no' (estimated,
+    not used), '–' (not estimated) or 'n/r' (not recorded: a row measured before they existed)."""
+    if gains is None or isinstance(gains, str):
+        return "–" if gains is None else gains
+    if not gains["kept"]:
+        return "no"
+    off = [f"{joint} {g:.3f}" for joint, g in gains["gains"].items() if abs(g - 1.0) > 0.02]
+    return "yes: " + (", ".join(off) or "all within 2 % of 1")
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of the results."""
     lines = ["| data set | default | OLS (same processing) | default, cutoff auto | stated (previous default) | "
              "stated, cutoff auto (LS-scored) | cutoff [Hz] | link masses / URDF | load [kg] | "
-             "chosen scales (mass, com, inertia, joints' geometric mean) | kept (CV: evidence / wide) |",
-             "|" + "---|" * 11]
+             "chosen scales (mass, com, inertia, joints' geometric mean) | kept (CV: evidence / wide) | "
+             "effort gains used |",
+             "|" + "---|" * 12]
     for row in rows:
         d = row["default"]
         cells = [row["set"], f"{100 * d['held_out']:.2f} %", f"{100 * d['ols_held_out']:.2f} %"]
@@ -222,9 +244,9 @@ def table(rows: list[dict]) -> str:
                       f"{min(ratios):.2f}-{max(ratios):.2f}", load_cell(d["load"]),
                       ", ".join(f"{v:.2f}" for v in (scales["mass"], scales["com"], scales["inertia"],
                                                      joint_scale_summary(scales))) if scales else "–",
-                      check_cell(d.get("check", "n/r"))]
+                      check_cell(d.get("check", "n/r")), gains_cell(d.get("effort_gains", "n/r"))]
         else:
-            cells += ["–", "–", "–", "(config)", "–", "–", "– (no CAD prior)", "–"]
+            cells += ["–", "–", "–", "(config)", "–", "–", "– (no CAD prior)", "–", "–"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

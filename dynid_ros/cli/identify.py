@@ -13,7 +13,7 @@ from dynid_ros.cli.common import (
 )
 from dynid_ros.dynamics.feasibility import CONSISTENCIES, SOLVERS
 from dynid_ros.errors import ConfigError
-from dynid_ros.identification.options import HYPERPARAMETERS, METHODS
+from dynid_ros.identification.options import EFFORT_GAINS, HYPERPARAMETERS, METHODS
 from dynid_ros.reporting.result_directory import hyperparameter_scales_argument
 from dynid_ros.workflow.identify_run import RunInputs, identify_into
 from dynid_ros.workflow.payload_run import PayloadInputs, identify_payload_into
@@ -67,6 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "linear-Gaussian part (MacKay 1992), checked against its wide-prior limit by "
                              "time-blocked cross-validation; stated = the prior_tolerance values and the residual "
                              "variance as given")
+    parser.add_argument("--effort-gains", choices=EFFORT_GAINS, default=None,
+                        help="each joint's torque per unit of recorded effort: auto (default) = estimated with the "
+                             "parameters (their common scale held by the URDF prior) and used where the data demand "
+                             "it and it predicts better in time-blocked cross-validation (a torque constant or sensor "
+                             "gain off); off = the effort as recorded (times --effort-scale)")
     add_hyperparameter_scales_argument(parser)
     parser.add_argument("--total-mass", type=float_list, default=None, metavar="LO,HI",
                         help="bounds on the total mass of the identified links [kg]")

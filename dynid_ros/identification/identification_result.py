@@ -77,6 +77,9 @@ class IdentificationResult:
     """The estimate and plain least squares cross-validated on the same window and processing, and the link masses
     OLS gives (:meth:`dynid_ros.identification.least_squares_comparison.LeastSquaresComparison.to_dict`); None where
     not compared."""
+    effort_gains: dict | None = None
+    """Each joint's torque per unit of recorded effort estimated with the parameters, whether it was used and the
+    test that decided (:meth:`dynid_ros.estimation.effort_gains.GainChoice.to_dict`); None where not estimated."""
 
     @property
     def link_masses_determined(self) -> bool:

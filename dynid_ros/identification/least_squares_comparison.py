@@ -66,14 +66,20 @@ class LeastSquaresComparison:
 
 def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries], base: BaseParameters,
                                nominal: np.ndarray, attached: np.ndarray, predicted: np.ndarray, *,
-                               held_out: np.ndarray | None = None) -> LeastSquaresComparison:
+                               held_out: np.ndarray | None = None,
+                               recorded: tuple[np.ndarray, np.ndarray] | None = None) -> LeastSquaresComparison:
     """The comparison of the module docstring. ``problem``: the identification's rows and estimator (with its
     weighting, prior, bounds); ``terms``: its position-dependent terms; ``predicted``: its prediction on the window
     (samples, n_dof); ``held_out``: the estimator's cross-validated prediction (samples, n_dof) when already made
-    (the same blocks and fits), else it is made here."""
+    (the same blocks and fits), else it is made here. ``recorded``: ``(filtered effort rows as recorded, gains)``
+    when the identification put the effort in one scale (:mod:`dynid_ros.estimation.effort_gains`): OLS is then
+    fitted to the effort as recorded, and every error is of the effort predicted (the estimate's torque divided by
+    the gains) against the effort as recorded, as a plain pipeline would see it."""
     n_dof = problem.n_dof
     rows = np.asarray(problem.rows, dtype=bool).reshape(-1)
-    raw = np.asarray(problem.raw, dtype=float).reshape(-1, n_dof)
+    gains = np.ones(n_dof) if recorded is None else np.asarray(recorded[1], dtype=float)
+    raw = np.asarray(problem.raw, dtype=float).reshape(-1, n_dof) / gains
+    target = problem.tau if recorded is None else np.asarray(recorded[0], dtype=float).reshape(-1)
     block = time_blocks(raw.shape[0])
     ours, plain = np.zeros_like(raw), np.zeros_like(raw)
     for k in range(BLOCKS):
@@ -81,10 +87,11 @@ def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries],
         held = block == k
         if held_out is None:
             ours[held] = problem.predict(fit, terms)[held]
-        plain[held] = (problem.w_b @ least_squares(problem.w_b, problem.tau, fit)).reshape(-1, n_dof)[held]
+        plain[held] = (problem.w_b @ least_squares(problem.w_b, target, fit)).reshape(-1, n_dof)[held]
     if held_out is not None:
         ours = np.asarray(held_out, dtype=float)
-    full = least_squares(problem.w_b, problem.tau, rows)
+    ours, predicted = ours / gains, np.asarray(predicted, dtype=float) / gains
+    full = least_squares(problem.w_b, target, rows)
     in_sample = (problem.w_b @ full).reshape(-1, n_dof)
     layout = base.layout
     delta = estimators.closest_standard(base.K, full, nominal) - attached

@@ -33,6 +33,7 @@ from dynid_ros.dynamics.regressor import regressor_chunks, torques
 from dynid_ros.errors import ConfigError, DataError, EstimationError, IdentifiabilityError, ModelError
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.coupling_diagnostic import coupled_pairs
+from dynid_ros.estimation.effort_gains import choose_gains
 from dynid_ros.estimation.estimators import relative_std
 from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.hyperparameters import HyperparameterChoice, JointSums, choose_hyperparameters
@@ -259,6 +260,14 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
         w_b = regressor_chunks(model, layout, data.q, data.dq, data.ddq, base.independent)
         tau, kept = _fit_rows(data, w_b, processing.min_speed, fit_target, warnings)
     nominal = nominal_parameters(model, layout)
+    gains, recorded_tau = None, None
+    if _estimates_gains(options, fit_target, nominal, layout):
+        with timer.stage("effort_gains"):
+            gains = choose_gains(w_b, tau, data.tau_raw, kept, len(model.joints))
+        if gains is not None and gains.kept:  # the effort in one scale from here on: every fit, check and report
+            recorded_tau = tau  # plain least squares is compared on the effort as recorded
+            data, tau, options = with_effort_gains(data, tau, options, gains.gains, model.joints)
+            warnings.append(gains.message(model.joints))
     attached = attached_parameters(model, layout)  # e.g. a hand fixed to the last link: kept as in the URDF
     groups = PriorGroups.of(nominal, layout, PriorTolerances.from_config(options.prior_tolerance),
                             joint_term_scales(layout, data.dq, data.ddq, data.tau), attached)
@@ -329,7 +338,9 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
             try:  # what the prior buys, beside the result: its failure never loses the result
                 comparison = compare_with_least_squares(_problem(setting, w_b, tau, fitted),
                                                         [t.series for t in terms], base, nominal, attached, predicted,
-                                                        held_out=None if check is None else check.held_out)
+                                                        held_out=None if check is None else check.held_out,
+                                                        recorded=None if recorded_tau is None else
+                                                        (recorded_tau, gains.gains))
             except EstimationError as failure:
                 warnings.append(f"no comparison with plain least squares in this report: {failure}")
     result = IdentificationResult(model, layout, base, estimate.delta, estimate.beta,
@@ -353,8 +364,31 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     result.hyperparameters = None if weighting is None or weighting.choice is None else \
         {**weighting.choice.to_dict(model.joints), **({} if check is None else {"cross_validation": check.to_dict()})}
     result.least_squares = None if comparison is None else comparison.to_dict()
+    result.effort_gains = None if gains is None else gains.to_dict(model.joints)
     result.position_torque = {t.series.joint: t.to_dict() for t in terms} if terms else None
     return result
+
+
+def _estimates_gains(options: IdentificationOptions, fit_target: FitTarget | None, nominal: np.ndarray,
+                     layout: ParameterLayout) -> bool:
+    """Whether the effort gains are estimated (:mod:`dynid_ros.estimation.effort_gains`): ``effort_gains: auto``,
+    FBPE with an informative nominal prior (it holds the gains' common scale), the torque as the target (not a fit
+    target's ``|tau|``) and two joints at least (one joint's gain is the common scale itself)."""
+    return (options.effort_gains == "auto" and fit_target is None and options.method == "fbpe"
+            and options.prior == "nominal" and layout.n_dof >= 2 and bool(np.any(nominal[layout.indices("m")] > 0)))
+
+
+def with_effort_gains(data: ProcessedData, tau: np.ndarray, options: IdentificationOptions, gains: np.ndarray,
+                      joints: tuple[str, ...]) -> tuple[ProcessedData, np.ndarray, IdentificationOptions]:
+    """The processed data and fit rows with each joint's effort times its gain (torque per unit of effort), and the
+    options recording the whole effort scale (given times estimated: :func:`prepare_series` applies it again when
+    the result is validated on another run)."""
+    gains = np.asarray(gains, dtype=float)
+    given = np.ones(gains.size) if options.effort_scale is None else effort_scale_vector(options.effort_scale,
+                                                                                           list(joints))
+    scaled = dataclasses.replace(data, tau=data.tau * gains, tau_raw=data.tau_raw * gains)
+    fit = (np.asarray(tau, dtype=float).reshape(-1, gains.size) * gains).reshape(-1)
+    return scaled, fit, dataclasses.replace(options, effort_scale=(given * gains).tolist())
 
 
 def segment_warnings(segments: list[dict]) -> list[str]:

@@ -22,7 +22,7 @@ from dynid_ros.robot.parameters import FRICTION_TERMS, parse_friction
 PRIORS = ("nominal", "none")
 """``--prior``: the nominal URDF as a prior, or none."""
 SIMPLE_KEYS = ("joints", "friction", "armature", "method", "consistency", "solver", "topic", "effort_scale", "prior",
-               "strict", "unmodelled_load", "effort_unit", "hyperparameters")
+               "strict", "unmodelled_load", "effort_unit", "hyperparameters", "effort_gains")
 """Options given by the same name as a flag, a node parameter or a key of the config's ``identification:``."""
 PBPR_KEYS = ("objective", "starts")
 """Keys of the config's ``pbpr:`` mapping that also exist as flags ``--pbpr-<key>`` (parameters ``pbpr_<key>``)."""
@@ -68,6 +68,10 @@ class IdentificationOptions:
     link 2's mass to link 3 when a 0.5 kg payload came on (1.52 -> 0.78 kg, the mass scale x0.26 -> x1.92,
     test/fleet/test_drift.py), so ``dynid batch`` gives its bags the first bag's and ``dynid drift`` refuses runs
     that do not share them."""
+    effort_gains: str = "auto"
+    """``effort_gains:``: each joint's torque per unit of recorded effort estimated with the parameters and used where
+    the data demand it and it predicts better (``auto``, :mod:`dynid_ros.estimation.effort_gains`), or the effort
+    taken as recorded (``off``). FBPE with the nominal prior only (the prior fixes the gains' common scale)."""
     hyperparameter_scales: dict[str, float] | None = None
     """``hyperparameter_scales:`` the prior's scale per group given (``mass``, ``com``, ``inertia``, ``joint``, each
     times the stated tolerance) instead of chosen: the evidence then chooses the noise per joint only and the wide-prior
@@ -87,7 +91,8 @@ class IdentificationOptions:
         """Raise ConfigError for an invalid choice; changes nothing."""
         for name, value, choices in (("method", self.method, METHODS), ("consistency", self.consistency, CONSISTENCIES),
                                      ("solver", self.solver, SOLVERS), ("prior", self.prior, ("nominal", "none")),
-                                     ("hyperparameters", self.hyperparameters, HYPERPARAMETERS)):
+                                     ("hyperparameters", self.hyperparameters, HYPERPARAMETERS),
+                                     ("effort-gains", self.effort_gains, EFFORT_GAINS)):
             if value not in choices:
                 raise ConfigError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
         if self.start is not None and self.end is not None and self.end <= self.start:
@@ -97,6 +102,8 @@ class IdentificationOptions:
 
 HYPERPARAMETERS = ("evidence", "stated")
 """``identification: hyperparameters:`` choices (:class:`IdentificationOptions`)."""
+EFFORT_GAINS = ("auto", "off")
+"""``identification: effort_gains:`` choices (:class:`IdentificationOptions`)."""
 POSITION_TORQUE_CHOICES = ("auto", "off")
 """Values of ``model: position_torque`` besides a list of joint names."""
 

@@ -37,7 +37,8 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
     reaches the answer at once."""
     window = prepare_series(series, model, options)  # joints, effort scale and window applied once
     linear_friction = tuple(f for f in options.friction if f != "sigmoid")
-    inner = dataclasses.replace(options, friction=linear_friction, effort_scale=None, start=None, end=None)
+    inner = dataclasses.replace(options, friction=linear_friction, effort_scale=None, start=None, end=None,
+                                effort_gains="off")  # its target is the effort minus the sigmoid's torque
     with timer.stage("sigmoid"):
         data = process(window, ProcessingOptions(**options.processing))
         linear_layout = model.layout_for(linear_friction, options.armature)

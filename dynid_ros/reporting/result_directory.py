@@ -131,6 +131,7 @@ def report_dict(result: IdentificationResult, extra: dict | None = None) -> dict
         "data_weight": result.data_weight,
         "hyperparameters": result.hyperparameters,
         "least_squares": result.least_squares,
+        "effort_gains": result.effort_gains,
         "warnings": result.warnings,
         "notes": result.notes,
         "urdf_omits": _with_position_torque(urdf_omits(result.layout, result.delta, result.friction_sigmoid),

@@ -90,6 +90,8 @@ PARAMETERS = (
     Param("prior", "", "nominal | none ('' = config, else nominal)"),
     Param("hyperparameters", "", "evidence | stated: the prior's scales and noise chosen by the data or as stated "
           "('' = config, else evidence)"),
+    Param("effort_gains", "", "auto | off: each joint's torque per unit of effort estimated where the data demand it, "
+          "or the effort as recorded ('' = config, else auto)"),
     Param("hyperparameter_scales", "", "the prior's scales given instead of chosen: a result directory (the scales "
           "its estimate used) or mass=S,com=S,inertia=S,joint=S ('' = config, else chosen)"),
     Param("total_mass", [], "[lo, hi] bounds on the identified links' total mass [kg] ([] = config)"),

@@ -28,8 +28,9 @@ recorded effort, and the error of the truth times that gain is reported beside i
 models' torques (relative to the measured torque: how far the fit bent the parameters, e.g. to absorb a spring the
 model lacks); the validation run departs from
 the ideal in the same way as the identification run (the barely moving joint barely moves in both);
-the identified link masses relative to the truth (times the gain of the link's joint where one is injected; a
-reported load is taken off its link and the truth link is without the tool); feasibility; what the identification
+the identified link masses relative to the truth (times the gain of the link's joint where one is injected and the
+identification kept the efforts as recorded; a reported load is taken off its link and the truth link is without
+the tool); the effort gains the identification estimated (``effort_gains``) beside the injected ones; feasibility; what the identification
 reported as not identified; the reported load; the joints flagged as structured.
 """
 
@@ -248,7 +249,7 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
     result = identify(identification, options, model=model)
     layout = result.layout
     truth_delta = setup.truth.parameter_vector(model, layout)
-    data = processed_window(model, validation, options, result.processing)
+    data = processed_window(model, validation, result.options, result.processing)  # with the gains it used
     terms = terms_from_dict(result.position_torque, model.joints)
     identified = evaluate_parameters(model, layout, result.delta, data, position=terms)
     best = evaluate_parameters(model, layout, truth_delta, data)
@@ -261,7 +262,8 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
     if load is not None:  # the link without the load the identification reported
         masses[list(layout.links).index(load["link"])] -= load["mass"]
     links_truth = dataclasses.replace(setup.truth, tool_mass=0.0).parameter_vector(model, layout)
-    mass_ratio = masses / (links_truth[layout.indices("m")] * setup.gain)
+    undone = bool((result.effort_gains or {}).get("kept"))  # the identification put the efforts in one scale
+    mass_ratio = masses / (links_truth[layout.indices("m")] * (1.0 if undone else setup.gain))
     fit = result.fit
     modelled = [j for j, t in (result.position_torque or {}).items() if t["cross_validation"]["flagged"]]
     flagged = [d.joint for d in joint_diagnostics(fit.joints, fit.tau, fit.tau_hat, fit.q, fit.dq)
@@ -282,6 +284,8 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
                                          / max(float(np.linalg.norm(best.tau)), 1e-300)),
         "relative_error_truth_times_gain": best_gain,
         "relative_error_truth_times_gain_per_joint": best_gain_per_joint,
+        "injected_gain": setup.gain.tolist(),
+        "effort_gains": result.effort_gains,
         "feasible": bool(result.feasible),
         "solver_status": result.solver_status,
         "link_mass_ratio_to_truth": dict(zip(layout.links, mass_ratio.tolist())),

@@ -35,8 +35,9 @@ def panda():
 
 
 def test_ols_row_is_least_squares_cross_validated_on_the_same_processed_samples(panda):
-    """The OLS numbers are what least squares on the window's processed samples gives, block by block; the masses
-    are OLS's base parameters mapped to the standard parameters nearest the nominal ones (the links alone)."""
+    """The OLS numbers are what least squares on the window's processed samples gives, block by block, on the effort
+    as recorded (where the estimate used effort gains, its errors are of the effort it predicts); the masses are
+    OLS's base parameters mapped to the standard parameters nearest the nominal ones (the links alone)."""
     fit, options, result = panda
     row = result.least_squares
     data = processed_window(result.model, fit, options, result.processing)
@@ -52,7 +53,8 @@ def test_ols_row_is_least_squares_cross_validated_on_the_same_processed_samples(
     delta = closest_standard(result.base.K, full, result.nominal) - attached_parameters(result.model, result.layout)
     expected = {link: delta[result.layout.link_slice(k).start] for k, link in enumerate(result.layout.links)}
     assert row["ols_link_masses"] == pytest.approx(expected, rel=1e-6)
-    assert row["in_sample_error"] == pytest.approx(result.relative_error)
+    gains = np.array(list(result.effort_gains["gains"].values())) if result.effort_gains["kept"] else np.ones(n)
+    assert row["in_sample_error"] == pytest.approx(relative_error(data.tau_raw, result.fit.tau_hat / gains)[0])
     assert row["ols_in_sample_error"] <= row["in_sample_error"]  # least squares fits its own data best
     assert row["blocks"] == BLOCKS and len(row["error_per_joint"]) == n
 
