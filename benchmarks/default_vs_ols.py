@@ -16,8 +16,9 @@ unfiltered torque (Sousa & Cortesão 2014 eq. 84):
   squares.
 
 Reported: held-out errors, the links' mass ratios to the URDF (the link alone; a reported load apart), the chosen
-cutoff and hyperparameters, the effort gains used. Data sets: the real Panda of Gaz et al. 2019 (``DYNID_PANDA_DATA``), the real dVRK PSM
-and MTM of Wang et al. 2019 (``DYNID_DVRK_DATA``; frames robots without a CAD prior: the constrained least squares
+cutoff and hyperparameters, the effort gains used. Data sets: the real Panda of Gaz et al. 2019
+(``DYNID_PANDA_DATA``), the real dVRK PSM and MTM of Wang et al. 2019 (``DYNID_DVRK_DATA``; frames robots without a
+CAD prior: the constrained least squares
 is their default, beside plain least squares), the robustness cases of :mod:`dynid_ros.studies.robustness` on the
 embedded Panda and UR5e (2 periods; the scaled arms, the spring, the tool among them), and the coupled wrist of
 ``test/support/coupled_arm.py`` in motor coordinates with its coupling and in joint coordinates without.
@@ -216,8 +217,8 @@ def check_cell(check: dict | None) -> str:
 
 
 def gains_cell(gains: dict | str | None) -> str:
-    """The effort gains used (torque per unit of recorded effort, the joints off from 1 by more than 2 %), 'no' (estimated,
-    not used), '–' (not estimated) or 'n/r' (not recorded: a row measured before they existed)."""
+    """The effort gains used (torque per unit of recorded effort, the joints off from 1 by more than 2 %), 'no'
+    (estimated, not used), '–' (not estimated) or 'n/r' (not recorded: a row measured before they existed)."""
     if gains is None or isinstance(gains, str):
         return "–" if gains is None else gains
     if not gains["kept"]:

@@ -23,7 +23,8 @@ pass the chi-square quantile of ``n`` degrees of freedom at the residual-structu
 (:data:`~dynid_ros.estimation.residual_structure.SIGNIFICANCE`), and the held-out error must drop: the window split
 into the contiguous time blocks of the other data-driven choices (:data:`BLOCKS`; blocked cross-validation for
 dependent data, Roberts et al. 2017), each block predicted by the least-squares fit of the others without and with
-the gains (the effort the model predicts is ``W beta / k``), against the recorded, unfiltered effort, every joint. Everything comes from per-block, per-joint sums of the
+the gains (the effort the model predicts is ``W beta / k``), against the recorded, unfiltered effort, every joint.
+Everything comes from per-block, per-joint sums of the
 regressor, the filtered and the recorded effort, built in one pass over the regressor's chunks (and one more for the
 residual's autocorrelation): memory does not grow with the recording.
 """

@@ -30,7 +30,8 @@ model lacks); the validation run departs from
 the ideal in the same way as the identification run (the barely moving joint barely moves in both);
 the identified link masses relative to the truth (times the gain of the link's joint where one is injected and the
 identification kept the efforts as recorded; a reported load is taken off its link and the truth link is without
-the tool); the effort gains the identification estimated (``effort_gains``) beside the injected ones; feasibility; what the identification
+the tool); the effort gains the identification estimated (``effort_gains``) beside the injected ones; feasibility;
+what the identification
 reported as not identified; the reported load; the joints flagged as structured.
 """
 

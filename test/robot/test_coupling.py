@@ -41,9 +41,13 @@ def in_joint_coordinates(series: JointStateSeries) -> JointStateSeries:
                             COUPLING.joint_positions(series.velocity), COUPLING.joint_torques(series.effort))
 
 
-def held_out(model, layout, delta: np.ndarray, series: JointStateSeries) -> tuple[float, list[float]]:
+def held_out(model, layout, delta: np.ndarray, series: JointStateSeries, gains: list[float] | None = None
+             ) -> tuple[float, list[float]]:
+    """The error of the effort predicted (the torque divided by the effort gains the result used, if any) against
+    the recorded effort."""
     data = process(series.select(list(model.joints)), ProcessingOptions(**PROCESSING))
-    return relative_error(data.tau_raw, regressor_3d(model, layout, data.q, data.dq, data.ddq) @ delta)
+    torque = regressor_3d(model, layout, data.q, data.dq, data.ddq) @ delta
+    return relative_error(data.tau_raw, torque / (1.0 if gains is None else np.asarray(gains)))
 
 
 def test_motor_regressor_is_the_projected_joint_dynamics():
@@ -83,13 +87,14 @@ def test_coupled_wrist_identified_in_motor_coordinates(runs):
     for symbol, values in (("fv", TRUTH.damping), ("fc", TRUTH.coulomb), ("Ia", TRUTH.rotor_inertia)):
         truth[result.layout.indices(symbol)] = values
     truth_error, _ = held_out(truth_model, result.layout, truth, test)
-    error, _ = held_out(model, result.layout, result.delta, test)
+    error, _ = held_out(model, result.layout, result.delta, test, result.options.effort_scale)
     assert error <= 1.1 * truth_error, (error, truth_error)
     np.testing.assert_allclose(result.delta[result.layout.indices("Ia")], TRUTH.rotor_inertia, rtol=0.15)
 
     plain = load_model(urdf_text=NOMINAL_ARM, joints=JOINTS)
     uncoupled = identify(in_joint_coordinates(train), options, model=plain)
-    joint_error, per_joint = held_out(plain, uncoupled.layout, uncoupled.delta, in_joint_coordinates(test))
+    joint_error, per_joint = held_out(plain, uncoupled.layout, uncoupled.delta, in_joint_coordinates(test),
+                                     uncoupled.options.effort_scale)
     assert joint_error > 2 * error and min(per_joint[2:]) > 3 * max(per_joint[:2])  # the wrist, not the arm
     coupled = [w for w in uncoupled.warnings if "look coupled" in w]
     assert len(coupled) == 1 and "joints j3 and j4 look coupled" in coupled[0]

@@ -4,7 +4,8 @@ First the simulator's departures from the identified model are checked against t
 friction, torque-sensor gain, exact inertial offsets); then each robustness case runs the default command on the
 embedded Panda and must: succeed, keep every link mass within [0.5x, 2x] of the truth, reach a held-out error
 within 1.1x that of the true parameters, and use effort gains only where a sensor gain is injected, then the
-injected ones within 5 % (relative to each other; the gains' prior holds a weakly seen one a little toward 1). Where the URDF misses
+injected ones within 5 % (relative to each other; the gains' prior holds a weakly seen one a little toward 1). Where
+the URDF misses
 something: a 1 kg tool the URDF lacks is reported as a load within ±20 % (e), a spring on a joint flags that joint
 and no other (f), and a
 0.6 kg and a 30 kg arm with the same relative URDF errors meet the same criteria (g). No case but (f) gains a
