@@ -17,7 +17,8 @@
 - :mod:`.normal_equations`: ``A^T A``, ``A^T b`` of a tall problem, summed by blocks, and their root;
 - :mod:`.payload`: one rigid body on a link, fully consistent (Traversaro et al. 2016; LMI and manifold);
   :mod:`.drive_gains`: per-joint effort scales from a known payload (Pennese et al. 2021 eq. 2); :mod:`.effort_gains`:
-  the same scales relative to each other from one run, with the parameters; :mod:`.coupling_diagnostic`: which joints
+  the same scales relative to each other from one run, with the parameters; :mod:`.time_blocks`: the contiguous
+  time blocks every data-driven choice cross-validates on; :mod:`.coupling_diagnostic`: which joints
   look coupled.
 
 Imports :mod:`dynid_ros.robot`, :mod:`dynid_ros.data` and :mod:`dynid_ros.dynamics` below it.

@@ -39,6 +39,7 @@ import numpy as np
 from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
 from dynid_ros.estimation.residual_structure import SIGNIFICANCE
+from dynid_ros.estimation.time_blocks import BLOCKS, time_blocks
 
 GAIN_TOLERANCE = 0.2
 """Prior standard deviation of each joint's gain around 1: a torque sensor's calibration or a drive's data-sheet
@@ -47,8 +48,6 @@ MAX_STEPS = 50
 """Gauss-Newton steps at most."""
 STEP_TOLERANCE = 1e-10
 """The gains' largest Gauss-Newton step at which the fit has converged."""
-BLOCKS = 4
-"""Contiguous time blocks of the cross-validation (as the other data-driven choices)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ def choose_gains(w_b: np.ndarray | RowChunks, tau: np.ndarray, raw: np.ndarray, 
     raw = np.asarray(raw, dtype=float).reshape(-1)
     rows = np.asarray(rows, dtype=bool).reshape(-1)
     n_samples = tau.size // n_dof
-    block = np.repeat(np.minimum(np.arange(n_samples) * BLOCKS // max(n_samples, 1), BLOCKS - 1), n_dof)
+    block = np.repeat(time_blocks(n_samples), n_dof)
     sums = _sums(as_row_chunks(w_b), tau, raw, rows, block, n_dof)
     if np.any(sums.ee.sum(axis=0) <= 0) or np.any(sums.ee.sum(axis=1) <= 0):
         return None

@@ -51,14 +51,13 @@ from dynid_ros.estimation.hyperparameters import Evidence, JointSums, choose_hyp
 from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.estimation.prior import PriorGroups
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
+from dynid_ros.estimation.time_blocks import BLOCKS, time_blocks
 from dynid_ros.robot.model import RobotModel
 
 MULTIPLES = (2, 4, 8, 16, 32, 64)
 """Candidate cutoffs, in multiples of the motion's bandwidth."""
 NYQUIST_SHARE = 0.4
 """Candidates stay below this share of the sample rate."""
-BLOCKS = 4
-"""Contiguous time blocks of the cross-validation."""
 TIE = 1e-3
 """Scores within this relative margin of the best are a tie (the lower cutoff wins)."""
 
@@ -84,10 +83,6 @@ class CutoffChoice:
                                f"(bandwidth {self.bandwidth_hz:.3g} Hz)",
                 "scores": {f"{k:.4g}": v for k, v in self.scores.items()}}
 
-
-def time_blocks(n_samples: int) -> np.ndarray:
-    """The block (0 .. ``BLOCKS - 1``) of each of ``n_samples`` samples: ``BLOCKS`` contiguous runs of equal length."""
-    return np.minimum(np.arange(n_samples) * BLOCKS // max(n_samples, 1), BLOCKS - 1)
 
 
 def motion_bandwidth(t: np.ndarray, velocity: np.ndarray, energy: float = BANDWIDTH_ENERGY) -> float:
