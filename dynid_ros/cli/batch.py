@@ -26,7 +26,7 @@ from dynid_ros.fleet.batch import (
 from dynid_ros.identification.options import HYPERPARAMETERS, METHODS, identification_options
 from dynid_ros.reporting.result_directory import hyperparameter_scales_argument
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.drivers import joint_states_topic
+from dynid_ros.robot.drivers import driver_defaults
 from dynid_ros.robot.resources import find_file
 
 NAME = "batch"
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     options = identification_options(config.get("identification") or {}, {
         **vars(args), "hyperparameter_scales": hyperparameter_scales_argument(args.hyperparameter_scales)},
-        topic=joint_states_topic(config))
+        **driver_defaults(config))
     jobs = plan_batch(args.bags, args.out, urdf, options, args.xacro_arg)  # refuses a bad --out before any work
     from tqdm import tqdm
 

@@ -14,7 +14,7 @@ from dynid_ros.identification.identify import identified_model
 from dynid_ros.identification.options import identification_options
 from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.drivers import joint_states_topic
+from dynid_ros.robot.drivers import driver_defaults
 from dynid_ros.variants.gains import estimate_gains
 
 NAME = "gains"
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Estimate the effort scales from the unloaded and loaded runs and write the gains file; the exit code."""
     config = load_config(args.config)
-    options = identification_options(config.get("identification"), vars(args), topic=joint_states_topic(config))
+    options = identification_options(config.get("identification"), vars(args), **driver_defaults(config))
     out = check_output_file(args.out, (args.unloaded, args.loaded, args.urdf, args.dh, args.config), "--out",
                             is_gains_file, "gains file")
     unloaded = read_joint_states(args.unloaded, topic=options.topic)

@@ -128,17 +128,18 @@ def position_torque_setting(value: object, joints: tuple[str, ...] | list[str] |
 
 def identification_options(config: Mapping[str, object] | None,
                            overrides: Mapping[str, object] | None = None, *,
-                           topic: str = "/joint_states") -> IdentificationOptions:
+                           topic: str = "/joint_states", effort_unit: str = TORQUE) -> IdentificationOptions:
     """The options of one identification: ``overrides`` (flags or node parameters; absent or ``None`` = not
-    given) over ``config`` (the ``identification:`` section of a robot config) over the defaults; ``topic``: the
-    default JointState topic (the robot config's, :func:`dynid_ros.robot.drivers.joint_states_topic`).
+    given) over ``config`` (the ``identification:`` section of a robot config) over the defaults; ``topic``,
+    ``effort_unit``: the defaults the robot config's driver decides (:func:`dynid_ros.robot.drivers.driver_defaults`:
+    a Franka's ``/franka/joint_states``, a UR's motor current ``A``).
 
     Keys of ``overrides``: :data:`SIMPLE_KEYS`, ``start``, ``end``, ``total_mass`` ([lo, hi] kg, into
     ``bounds``) and ``pbpr_objective``, ``pbpr_starts``. The result is checked (:meth:`IdentificationOptions.check`).
     """
     config = dict(config or {})
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    defaults = IdentificationOptions(topic=topic)
+    defaults = IdentificationOptions(topic=topic, effort_unit=effort_unit)
     chosen = {key: given.get(key, config.get(key, getattr(defaults, key))) for key in SIMPLE_KEYS}
     bounds = dict(config.get("bounds") or {})
     if "total_mass" in given:

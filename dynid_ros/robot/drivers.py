@@ -92,6 +92,25 @@ def joint_states_topic(config: dict | None) -> str:
     return driver_profile(named).joint_states_topic if named else DEFAULT_JOINT_STATES_TOPIC
 
 
+def named_effort_unit(config: dict | None) -> str:
+    """The unit of the effort the config's named driver publishes (``robot: driver:``; ur_robot_driver: ``A``), the
+    default of ``identification: effort_unit``; ``N m`` when no driver is named (a simulator, gz_ros2_control and
+    franka_ros2 publish joint torque). Like the topic, a driver recognised only by joint names does not choose it.
+
+    Raises:
+        ConfigError: the config names an unknown driver.
+    """
+    named = str((((config or {}).get("robot") or {}).get("driver")) or "")
+    return driver_profile(named).effort_unit if named else "N m"
+
+
+def driver_defaults(config: dict | None) -> dict[str, str]:
+    """What a loaded robot config's driver decides for an identification unless it is given: the JointState
+    ``topic`` (:func:`joint_states_topic`) and the ``effort_unit`` (:func:`named_effort_unit`), as keywords of
+    :func:`dynid_ros.identification.options.identification_options`."""
+    return {"topic": joint_states_topic(config), "effort_unit": named_effort_unit(config)}
+
+
 def config_driver(config: dict | None, joints: Iterable[str] = ()) -> DriverProfile | None:
     """The driver of a loaded robot config (``robot: driver:``), else recognised by ``joints`` or the config's
     ``robot: joints:``."""

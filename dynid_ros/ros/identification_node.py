@@ -51,7 +51,7 @@ from dynid_ros.data.output_paths import RESULT, check_output
 from dynid_ros.errors import DynidError
 from dynid_ros.identification.options import IdentificationOptions, identification_options, parameter_overrides
 from dynid_ros.reporting.result_directory import REPORT_FILE, URDF_FILE, hyperparameter_scales_argument
-from dynid_ros.robot.drivers import joint_states_topic
+from dynid_ros.robot.drivers import driver_defaults
 from dynid_ros.robot.frames import frames_section
 from dynid_ros.ros.common import (
     ROBOT_DESCRIPTION_PARAMS,
@@ -154,7 +154,7 @@ class IdentificationNode(Node):
         """The node's options: its parameters over the config's ``identification:`` section over the defaults, by
         the builder ``dynid identify`` uses (:func:`identification_options`)."""
         config = self.params["_config"]
-        return identification_options(config.get("identification"), self._overrides(), topic=joint_states_topic(config))
+        return identification_options(config.get("identification"), self._overrides(), **driver_defaults(config))
 
     def _overrides(self) -> dict:
         """The parameters as the options builder's overrides (:func:`parameter_overrides`); ``hyperparameter_scales``

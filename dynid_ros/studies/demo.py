@@ -35,7 +35,7 @@ from dynid_ros.reporting import plots
 from dynid_ros.reporting.plots import markdown_table
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.drivers import joint_states_topic
+from dynid_ros.robot.drivers import driver_defaults
 from dynid_ros.robot.model import load_model, nominal_parameters
 from dynid_ros.robot.resources import ROBOTS, robot_file
 from dynid_ros.robot.robot_defaults import derive_config, named_gripper_joints
@@ -165,7 +165,7 @@ def run_demo(robot: str | DemoRobot = "panda", out: Path | str = "demo_out", opt
     with timer.stage("truth"):
         model = load_model(urdf=robot.urdf, joints=list(robot.joints))
         options = identification_options(config.get("identification"), {"joints": list(robot.joints)},
-                                         topic=joint_states_topic(config))
+                                         **driver_defaults(config))
         layout = model.layout_for(options.friction, options.armature)
         nominal = nominal_parameters(model, layout)
         truth = GroundTruth.from_config(dict(simulation.get("truth") or {}), seed=seed)

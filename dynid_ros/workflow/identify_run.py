@@ -30,7 +30,7 @@ from dynid_ros.reporting.result_check import check_result
 from dynid_ros.reporting.result_directory import write_result
 from dynid_ros.robot.config import load_config
 from dynid_ros.robot.coupling import coupling_from_config
-from dynid_ros.robot.drivers import joint_states_topic
+from dynid_ros.robot.drivers import driver_defaults
 from dynid_ros.robot.frames import frames_section
 from dynid_ros.robot.mjcf_writer import urdf_omits
 from dynid_ros.robot.model import load_model
@@ -124,7 +124,7 @@ def identify_into(out: str | Path, inputs: RunInputs, overrides: Mapping[str, ob
         raise ConfigError("--beam applies to --abs-effort only")
     if options is None:
         given = {**(overrides or {}), **(_mass_matrix_overrides(overrides or {}) if inputs.mass_matrix else {})}
-        options = identification_options(config.get("identification"), given, topic=joint_states_topic(config))
+        options = identification_options(config.get("identification"), given, **driver_defaults(config))
     out = check_output(out, RESULT, inputs.sources().values())  # before any work
     timer = StageTimer()
     mode, result, lines = _identified(inputs, options, config, timer)

@@ -215,12 +215,13 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("case", ["missing_bag", "invalid_urdf", "unknown_joint", "too_little_excitation",
-                                  "current_without_gains"])
+                                  "current_without_gains", "ur_driver_without_gains"])
 def test_identify_bad_input_is_one_line_exit_2_and_writes_nothing(case, tmp_path, panda_bag):
     out = tmp_path / "out"
     urdf, bag, extra = str(PANDA_URDF), str(panda_bag), []
     expected = {"missing_bag": "no-such-bag", "invalid_urdf": "URDF", "unknown_joint": "panda_joint9",
-                "too_little_excitation": "not identifiable", "current_without_gains": "dynid gains"}[case]
+                "too_little_excitation": "not identifiable", "current_without_gains": "dynid gains",
+                "ur_driver_without_gains": "dynid gains"}[case]
     if case == "missing_bag":
         bag = str(tmp_path / "no-such-bag")
     elif case == "invalid_urdf":
@@ -233,6 +234,10 @@ def test_identify_bad_input_is_one_line_exit_2_and_writes_nothing(case, tmp_path
     elif case == "current_without_gains":  # a driver publishing motor currents, their gains not given
         config = tmp_path / "arm.yaml"
         config.write_text("identification:\n  effort_unit: A\n")
+        extra = ["--config", str(config)]
+    elif case == "ur_driver_without_gains":  # naming the UR driver says its effort is motor current [A]
+        config = tmp_path / "arm.yaml"
+        config.write_text("robot:\n  driver: ur_robot_driver\n")
         extra = ["--config", str(config)]
     else:  # one second: some joints never reverse, so Coulomb and offset are confounded; --strict makes it fatal
         extra = ["--end", "1.0", "--strict"]

@@ -7,7 +7,7 @@ import pytest
 from dynid_ros.errors import ConfigError
 from dynid_ros.identification.options import identification_options
 from dynid_ros.robot.config import load_config
-from dynid_ros.robot.drivers import DRIVERS, config_driver, driver_profile, joint_states_topic
+from dynid_ros.robot.drivers import DRIVERS, config_driver, driver_defaults, driver_profile, joint_states_topic
 from dynid_ros.robot.resources import robot_file
 from dynid_ros.ros.common import Param, config_implied_defaults, node_defaults
 
@@ -54,3 +54,19 @@ def test_the_shipped_panda_config_records_identifies_and_simulates_frankas_full_
     assert identification_options(config.get("identification"), topic=joint_states_topic(config)).topic == \
         "/franka/joint_states"
     assert config_implied_defaults(load_config(robot_file("ur5e", "config")), SCHEMA)["topics"] == ["/joint_states"]
+
+
+@pytest.mark.parametrize(("config", "unit"), [
+    ({"robot": {"driver": "ur_robot_driver"}}, "A"),  # RTDE actual_current
+    ({"robot": {"driver": "ur_robot_driver"}, "identification": {"effort_unit": "N m"}}, "N m"),  # said: kept
+    ({"robot": {"driver": "franka_ros2"}}, "N m"),
+    ({"robot": {"driver": "ros2_kortex"}}, "N m"),
+    ({"robot": {"joints": ["shoulder_pan_joint"]}}, "N m"),  # no driver named: a simulator's torque
+    ({}, "N m"),
+])
+def test_the_effort_unit_of_a_config_is_its_named_drivers_unless_given(config, unit):
+    options = identification_options(config.get("identification"), {}, **driver_defaults(config))
+    assert options.effort_unit == unit
+    if unit == "A":  # a flag or node parameter still overrides the driver's unit
+        assert identification_options(config.get("identification"), {"effort_unit": "N m"},
+                                      **driver_defaults(config)).effort_unit == "N m"
