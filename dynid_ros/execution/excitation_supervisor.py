@@ -42,6 +42,7 @@ from dynid_ros.errors import DynidError
 from dynid_ros.execution.command_latency import CommandLatency
 from dynid_ros.execution.controller_clock import ControllerClock, profile_time_of
 from dynid_ros.execution.joint_state_cache import JointStateCache
+from dynid_ros.execution.robot_limits import RobotLimits
 from dynid_ros.execution.stop_motion import LeadIn, StopMotion, plan_stop, usable_stamp
 from dynid_ros.execution.trajectory_execution import (
     ControllerError,
@@ -101,6 +102,13 @@ the measurement's age, after it)."""
 
 MOVING_STATE_TIMEOUT_FACTOR = 4.0
 """While moving, joint states older than this many ``state_timeout`` (and at least 1 s) stop the motion."""
+
+
+def stop_deceleration(robot: RobotLimits, joints: tuple[str, ...] | list[str]) -> np.ndarray:
+    """(n,) the deceleration [rad/s^2] a stop of ``joints`` keeps to: :data:`STOP_ACCELERATION_FRACTION` of the
+    robot's acceleration limits (also the ``max_deceleration_on_cancel`` of the controllers the package launches,
+    :func:`~dynid_ros.execution.stop_motion.cancel_constraints`)."""
+    return STOP_ACCELERATION_FRACTION * robot.limits.acceleration[robot.indices(joints)]
 
 
 def path_tolerances(profile: ExecutionProfile, rate_hz: float = 100.0) -> np.ndarray:
@@ -363,7 +371,7 @@ class ExcitationSupervisor:
         if run.profile is None or robot is None:
             return None
         joints = tuple(run.profile.joints)
-        limits = STOP_ACCELERATION_FRACTION * robot.limits.acceleration[robot.indices(joints)]
+        limits = stop_deceleration(robot, joints)
         received = self.states.received(joints)
         t_now = self.motion_time(now)
         if received is None or now - received > max(self.settings.state_timeout, 0.1):

@@ -138,3 +138,17 @@ def usable_stamp(stamp: float, now: float) -> bool:
     """Whether a measurement's ``stamp`` can anchor a stop sent at ``now`` (the sender's clock): given, and within
     :data:`STAMP_TOLERANCE_S` of it (a stamp on another clock, e.g. simulated time, is not)."""
     return stamp > 0.0 and abs(now - stamp) <= STAMP_TOLERANCE_S
+
+
+def cancel_constraints(joints: Sequence[str], deceleration: np.ndarray) -> dict:
+    """The ``constraints`` of a joint_trajectory_controller that make a canceled goal decelerate like this module's
+    stop instead of holding at once: ``decelerate_on_cancel: true`` and each joint's ``max_deceleration_on_cancel``
+    [rad/s^2] (ros2_controllers, joint_trajectory_controller doc/decelerate_on_cancel.rst; every joint needs a positive
+    value and a velocity state interface, else the controller holds). ``deceleration``: (n,) the stop's limits
+    (:func:`dynid_ros.execution.excitation_supervisor.stop_deceleration`). A release without the parameters (Jazzy
+    4.19) declares them from the file and holds as before."""
+    deceleration = np.asarray(deceleration, dtype=float)
+    if deceleration.shape != (len(joints),) or not np.all(deceleration > 0.0):
+        raise ValueError(f"one positive deceleration per joint ({len(joints)}), not {deceleration.tolist()}")
+    return {"decelerate_on_cancel": True,
+            **{joint: {"max_deceleration_on_cancel": round(float(a), 3)} for joint, a in zip(joints, deceleration)}}

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import yaml
 
+from dynid_ros.robot.config import load_config
 from dynid_ros.robot.resources import robot_file
 
 from support.robots import FRANKA_STATES
@@ -35,11 +36,12 @@ from support.ros2_control_stack import (
     require_ros2_control,
     wait_on,
 )
-from support.ros_helpers import call_trigger, robot_limits_of, status_qos, wait_for, write_test_trajectory
+from support.ros_helpers import ROOT, call_trigger, robot_limits_of, status_qos, wait_for, write_test_trajectory
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
 LIMITS = robot_limits_of("panda")
 UPDATE_RATE = 100
+SHIPPED_JTC = load_config(ROOT / "config" / "panda_controllers.yaml")["joint_trajectory_controller"]["ros__parameters"]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +72,8 @@ def stack(tmp_path_factory, start_pose):
     require_ros2_control()
     folder = tmp_path_factory.mktemp("ros2_control")
     urdf = mock_urdf(robot_file("panda", "urdf").read_text(), PANDA, start_pose, velocity_commands=True)
-    controllers = controllers_file(folder / "controllers.yaml", PANDA, UPDATE_RATE, forward=("position", "velocity"))
+    controllers = controllers_file(folder / "controllers.yaml", PANDA, UPDATE_RATE, forward=("position", "velocity"),
+                                   jtc=SHIPPED_JTC)  # the parameters of the package's own launched controller
     content = yaml.safe_load(controllers.read_text())
     content["controller_manager"]["ros__parameters"]["other_trajectory_controller"] = {
         "type": "joint_trajectory_controller/JointTrajectoryController"}
@@ -181,6 +184,40 @@ def test_a_whole_excitation_runs_to_done_on_its_controllers_clock(spinner, stack
     running = [s for s in watcher.statuses if s["state"] in ("approaching", "running")]
     assert running and all(s["paused"] is False for s in running)
     assert [s["progress"] for s in running] == sorted(s["progress"] for s in running)
+
+
+def test_the_real_controller_runs_with_the_packages_decelerate_on_cancel(spinner, stack):
+    """The real joint_trajectory_controller is active with the parameters of the package's launched controller
+    (config/panda_controllers.yaml, its constraints.decelerate_on_cancel included; the stack fixture activates it),
+    and a release that declares decelerate_on_cancel holds the file's values. Jazzy 4.19 here has no such feature:
+    its controller node does not declare the parameters (ros2_control 4.24 controller_interface_base.hpp
+    define_custom_node_options: no automatically_declare_parameters_from_overrides on Jazzy) and holds a canceled goal
+    at once, so only the first part runs here; the values are checked against the stop's limits in
+    test_launch_files.py."""
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    from rclpy.node import Node
+
+    node = spinner.add(Node("parameter_reader", context=spinner.context))
+
+    def call(kind, service, request):
+        client = node.create_client(kind, f"/joint_trajectory_controller/{service}")
+        assert client.wait_for_service(timeout_sec=30), f"no /joint_trajectory_controller/{service}"
+        future = client.call_async(request)
+        return wait_for(lambda: future.done() and future.result(), 30, f"the controller's {service}")
+
+    listed = call(ListParameters, "list_parameters", ListParameters.Request(prefixes=["constraints"]))
+    declared = set(listed.result.names)
+    assert {f"constraints.{j}.trajectory" for j in PANDA} <= declared  # the controller runs, its constraints read
+    shipped = SHIPPED_JTC["constraints"]
+    names = [n for n in ("constraints.decelerate_on_cancel",
+                         *(f"constraints.{j}.max_deceleration_on_cancel" for j in PANDA)) if n in declared]
+    values = call(GetParameters, "get_parameters", GetParameters.Request(names=names)).values if names else []
+    expected = {"constraints.decelerate_on_cancel": True,
+                **{f"constraints.{j}.max_deceleration_on_cancel": shipped[j]["max_deceleration_on_cancel"]
+                   for j in PANDA}}
+    for name, value in zip(names, values):
+        got = value.bool_value if name.endswith("decelerate_on_cancel") else value.double_value
+        assert got == expected[name], (name, got)
 
 
 def acceleration(stamps: np.ndarray, v: np.ndarray, window: int = 4) -> np.ndarray:

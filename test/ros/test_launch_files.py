@@ -175,6 +175,23 @@ def test_config_nodes_sections_use_declared_parameters_and_existing_files(robot)
     assert jtc["joints"] == list(trajectory.trajectory.joints)
 
 
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_launched_trajectory_controllers_decelerate_on_cancel_at_the_stops_deceleration(robot):
+    """The controllers the package launches (config/<robot>_controllers.yaml) decelerate a canceled goal at dynid's
+    stop deceleration (0.8 x the robot's acceleration limits) instead of holding at once from full speed."""
+    from dynid_ros.execution.excitation_supervisor import stop_deceleration
+    from dynid_ros.execution.stop_motion import cancel_constraints
+
+    from support.ros_helpers import robot_limits_of
+
+    jtc = load_config(ROOT / "config" / f"{robot}_controllers.yaml")["joint_trajectory_controller"]["ros__parameters"]
+    assert "velocity" in jtc["state_interfaces"]  # the controller decelerates from the measured velocity
+    constraints = jtc["constraints"]
+    assert constraints == cancel_constraints(jtc["joints"], stop_deceleration(robot_limits_of(robot), jtc["joints"]))
+    assert constraints["decelerate_on_cancel"] is True
+    assert all(constraints[j]["max_deceleration_on_cancel"] > 0 for j in jtc["joints"])
+
+
 def test_package_xml_names_every_ros_import_of_the_nodes():
     depends = exec_depends()
     assert {"python3-cvxpy-pip", "python3-rosbags-pip", "pinocchio", "control_msgs", "rclpy"} <= depends
