@@ -20,8 +20,9 @@ Parameters:
     service_timeout (double): seconds to wait for the nodes' services, and for each call's answer (30).
     joint_states_timeout (double): seconds from the recording start until the recorder records and the
         excitation node has joint states (10).
-    excitation_timeout (double): seconds from the excitation start until it is done; 0 = its duration
-        (from its ``~/status``) + ``service_timeout`` (0).
+    excitation_timeout (double): seconds (wall clock) from the excitation start until it is done; 0 = no wall-clock
+        bound: the run aborts when the excitation's ``~/status`` shows no progress (state, time on the controller's
+        clock) for ``service_timeout`` while it is not ``paused`` (0).
     identify_timeout (double): seconds from the identification start until it ends (600).
     identify (bool): run the identification at the end (true).
     shutdown_when_done (bool): end the process when the run ends (false; the launch files use it to
@@ -57,7 +58,8 @@ PARAMETERS = (
     Param("service_timeout", 30.0, "seconds to wait for the nodes' services and for each call's answer", low=0.0),
     Param("joint_states_timeout", 10.0, "seconds from the recording start until recorder and joint states are ready",
           low=0.0),
-    Param("excitation_timeout", 0.0, "seconds from the excitation start until done (0 = duration + service_timeout)",
+    Param("excitation_timeout", 0.0, "wall-clock seconds from the excitation start until done (0 = none: abort after "
+          "service_timeout without progress, unless paused)",
           low=0.0),
     Param("identify_timeout", 600.0, "seconds from the identification start until it ends", low=0.0),
     Param("identify", True, "run the identification at the end"),
