@@ -170,17 +170,29 @@ def excitation_parameters(trajectory: Path, mode: str, **extra) -> dict:
     return {"robot": "panda", "trajectory_file": str(trajectory), "mode": mode, "wait_timeout": 10.0, **extra}
 
 
-@pytest.mark.parametrize("mode", ["topic", "action"])
+@pytest.mark.parametrize("mode", ["topic", "action", "stream"])
 def test_a_whole_excitation_runs_to_done_on_its_controllers_clock(spinner, stack, trajectories, tmp_path, mode):
+    """A whole excitation to ``done``: on the real JTC by topic and by action (the motion's time from the JTC's
+    controller_state / feedback), and streamed to the real forward position controller (the stream's own clock)."""
+    extra = {}
+    if mode == "stream":
+        stack.switch(activate=["forward_position_controller"], deactivate=["joint_trajectory_controller"])
+        extra = {"controller_name": "forward_position_controller", "stream_joints": PANDA}
     watcher = Watcher(spinner)
-    with excitation_node(excitation_parameters(trajectories["full"], mode), tmp_path / "excitation_node.log") as node:
-        watcher.ready(node)
-        assert call_trigger(watcher.node, "/excitation_node/start", timeout=60).success
-        last = watcher.ended(node)
+    try:
+        with excitation_node(excitation_parameters(trajectories["full"], mode, **extra),
+                             tmp_path / "excitation_node.log") as node:
+            watcher.ready(node)
+            assert call_trigger(watcher.node, "/excitation_node/start", timeout=60).success
+            last = watcher.ended(node)
+    finally:
+        if mode == "stream":
+            settle(stack)
     log = (tmp_path / "excitation_node.log").read_text()
     assert last["state"] == "done", f"{last}\n{log}"
     assert last["progress"] == 1.0 and last["time"] == pytest.approx(last["duration"], abs=1e-3)
-    assert last["clock"] == "controller state"  # the JTC's feedback / controller_state, not the wall clock
+    # the JTC's feedback / controller_state, not the wall clock; a stream keeps its own
+    assert last["clock"] == ("stream" if mode == "stream" else "controller state")
     running = [s for s in watcher.statuses if s["state"] in ("approaching", "running")]
     assert running and all(s["paused"] is False for s in running)
     assert [s["progress"] for s in running] == sorted(s["progress"] for s in running)
