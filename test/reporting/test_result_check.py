@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 import yaml
 
@@ -136,3 +137,41 @@ def test_identify_refuses_a_result_worse_than_the_urdf_in_one_line(arm, tmp_path
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fails its own check" in err[0] and "nominal model" in err[0], err
     assert output_kind(out) is None and not out.exists()
+
+
+def test_a_fit_worse_on_the_loud_joint_but_better_where_the_noise_is_small_passes_and_says_why(arm):
+    """The MAP weighs each joint by the noise the evidence chose for it. A fit that improves the quiet joints and
+    loses a little on the loudest one (whose noise is largest) is worse than the nominal model in plain relative error
+    (the loudest torque carries it) but better in the residual the estimate minimizes: accepted, with both numbers.
+    The same fit with the loud joint's noise as small as the others' is worse there too: refused."""
+    from dynid_ros.reporting.result_check import ResultCheck, check_against_nominal, noise_weighted_errors
+
+    urdf, rubbing, _ = arm
+    result = identified(urdf, rubbing)
+    fit = result.fit
+    nominal = torques(result.model, result.layout, result.nominal, fit.q, fit.dq, fit.ddq)
+    loud = int(np.argmax(np.sum(fit.tau**2, axis=0)))
+    mixed = np.array(fit.tau_hat, dtype=float)
+    mixed[:, loud] = nominal[:, loud] - 1.5 * (fit.tau[:, loud] - nominal[:, loud])  # 2.5x the nominal's miss there
+    error, per_joint = relative_error(fit.tau, mixed)
+    joints = list(result.model.joints)
+    quiet = 0.1 * min(result.hyperparameters["noise_std"].values())
+
+    def with_noise(loud_std):
+        hyper = {**result.hyperparameters,
+                 "noise_std": {j: (loud_std if k == loud else quiet) for k, j in enumerate(joints)},
+                 "inflation": {j: 1.0 for j in joints}}
+        return dataclasses.replace(result, relative_error=error, relative_error_per_joint=per_joint,
+                                   fit=dataclasses.replace(fit, tau_hat=mixed), hyperparameters=hyper)
+
+    accepted = with_noise(100.0 * quiet)
+    check = ResultCheck(error)
+    check_against_nominal(accepted, check)
+    assert error > check.nominal_relative_error  # worse in plain relative error
+    own, theirs, _, _ = noise_weighted_errors(accepted, nominal)
+    assert own < theirs
+    assert check.passed and "better in the noise-weighted residual the estimate minimizes" in check.explanations[0]
+    refused = ResultCheck(error)
+    check_against_nominal(with_noise(quiet), refused)
+    assert not refused.passed and "and the data allow better" in refused.problems[0], refused.explanations
+    assert noise_weighted_errors(dataclasses.replace(result, hyperparameters=None), nominal) is None  # no evidence
