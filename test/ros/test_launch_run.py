@@ -115,10 +115,6 @@ UR5_UP = "0 -1.5708 0 -1.5708 0 0"
 4.8 cm into the table, which the collision check refuses)."""
 
 
-UR5_RESULT_CHECK = pytest.mark.xfail(reason=(
-    "open: on the simulated example-robot-data UR5 the default FBPE fits its window at 0.0576 % against the nominal "
-    "URDF's 0.0530 % (least squares 0.026 %): the result check refuses it, nothing written"))
-"""Measured on the merged code; the run itself (launch, sim, excitation, recording) goes through."""
 
 
 def test_sim_mujoco_panda_topic_mode_runs_to_its_end(launch_env, trajectories, tmp_path):
@@ -138,7 +134,6 @@ def test_sim_mujoco_ur5e_action_mode_starts_inside_its_limits(launch_env, trajec
     assert_result(tmp_path / "bag", tmp_path / "result", UR5_JOINTS, trajectories["ur5e"])
 
 
-@UR5_RESULT_CHECK
 def test_sim_mujoco_meshed_urdf_by_path_action_mode(launch_env, trajectories, tmp_path):
     """example-robot-data's UR5 (package:// meshes, no shipped config): ``urdf_path`` alone, no ``robot``."""
     run = run_launch([include("sim_mujoco.launch.py", {
@@ -150,7 +145,6 @@ def test_sim_mujoco_meshed_urdf_by_path_action_mode(launch_env, trajectories, tm
     assert "package://" in (tmp_path / "result" / "identified.urdf").read_text()  # the user's meshes are kept
 
 
-@UR5_RESULT_CHECK
 def test_identify_launch_reads_robot_description_topic_topic_mode(launch_env, trajectories, tmp_path):
     """identify.launch.py as a ROS user runs it beside a robot: the meshed UR5 published on /robot_description
     (transient local) by ``ros2 topic pub`` -- a stand-in for robot_state_publisher, which has no wheel --
@@ -372,22 +366,21 @@ def test_ros2_launch_in_bash_runs_a_robot_without_a_shipped_config(launch_env, t
     applied (before: the Panda's, "excitation config names joint 'panda_joint1'"), no argument is empty (before:
     ``robot:=''``, which bash hands over as ``robot:=``, "malformed launch argument"); the arm starts where the
     trajectory starts (the middle of the UR5's ranges puts its wrist into the table) and the job runs to its end
-    in the working directory's dynid_runs/.
-
-    ``method:=ols``: the default FBPE's result on this simulated UR5 fails its own check (the open finding of
-    ``UR5_RESULT_CHECK`` above), which is not what this test is about."""
+    in the working directory's dynid_runs/ with the default identification (before: its result failed its own check,
+    0.0465 % on its window against the exact URDF's 0.0434 %, though better on 4 of 6 joints and in the
+    noise-weighted residual the estimate minimizes; now accepted, saying so)."""
     command = readme_command("ros2 launch dynid_ros sim_mujoco.launch.py urdf_path:=")
     assert re.fullmatch(r"ros2 launch dynid_ros sim_mujoco\.launch\.py urdf_path:=my_arm\.urdf "
                         r"trajectory_file:=my_arm\.yaml", command), command
     urdf = example_robot_urdf(UR5_ERD)
     typed = (command.replace("my_arm.urdf", shlex.quote(str(urdf)))
-             .replace("my_arm.yaml", shlex.quote(str(trajectories["ur5"]))) + " method:=ols")
+             .replace("my_arm.yaml", shlex.quote(str(trajectories["ur5"]))))
     environment = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     done = subprocess.run(["bash", "-c", typed], cwd=tmp_path, env=environment, capture_output=True, text=True,
                           timeout=4 * RUN_TIMEOUT)
     text = done.stdout + done.stderr
     assert done.returncode == 0, text[-4000:]
-    assert "[orchestrator_node]: done: ols" in text, text[-4000:]
+    assert "[orchestrator_node]: done: fbpe" in text, text[-4000:]
     assert f"simulating {', '.join(UR5_JOINTS)} at 1000 Hz" in text, text[-4000:]
     assert "Traceback" not in text and "panda_joint" not in text, text[-4000:]
     assert text.count("process has finished cleanly") == 5, text[-4000:]
@@ -398,7 +391,7 @@ def test_ros2_launch_in_bash_runs_a_robot_without_a_shipped_config(launch_env, t
     assert tuple(series.names) == UR5_JOINTS
     assert series.t[-1] - series.t[0] >= yaml_period(trajectories["ur5"])
     report = json.loads((run / "result" / "report.json").read_text())
-    assert tuple(report["joints"]) == UR5_JOINTS and report["method"] == "ols", report
+    assert tuple(report["joints"]) == UR5_JOINTS and report["method"] == "fbpe", report
     assert "package://" in (run / "result" / "identified.urdf").read_text()  # the user's meshes are kept
 
 
