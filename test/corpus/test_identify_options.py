@@ -1,7 +1,9 @@
 """Every documented value of every ``dynid identify`` option, one at a time, on a simulated arm (example-robot-data's
 UR5, its truth derived from the URDF) and on the real Panda run of Gaz et al. 2019: methods, consistency levels,
-solvers, friction sets, armature, priors, total-mass bounds, strict mode, PBPR objectives and starts, the filter
-cutoff (the excitation's bandwidth, numbers, ``auto``) and the velocity source. Each run: exit 0 with a sane,
+solvers, friction sets, armature, priors, total-mass bounds, strict mode, PBPR objectives and starts, the
+hyperparameters (evidence, stated, given scales), the effort gains, the effort unit, the position-dependent torque and
+the unmodelled load switched off, the filter cutoff (the excitation's bandwidth, numbers, ``auto``) and the velocity
+source. Each run: exit 0 with a sane,
 complete result (read back by its clients, the held-out part predicted), or, where :data:`REFUSED` says so, exit 2
 with one line naming the problem.
 """
@@ -43,13 +45,21 @@ OPTIONS: dict[str, tuple[list[str], dict]] = {
     "prior_none": (["--prior", "none"], {}),
     "total_mass": (["--total-mass", "{total_mass}"], {}),
     "strict": (["--strict"], {}),
-    "cutoff_5": ([], {"cutoff_hz": 5}),
-    "cutoff_10": ([], {"cutoff_hz": 10}),
-    "cutoff_auto": ([], {"cutoff_hz": "auto"}),
-    "cutoff_bandwidth": ([], {"cutoff_hz": "bandwidth"}),
-    "velocity_differentiate": ([], {"velocity_source": "differentiate"}),
+    "hyperparameters_evidence": (["--hyperparameters", "evidence"], {}),
+    "hyperparameters_stated": (["--hyperparameters", "stated"], {}),
+    "hyperparameter_scales": (["--hyperparameter-scales", "mass=1,com=1,inertia=1,joint=1"], {}),
+    "effort_gains_auto": (["--effort-gains", "auto"], {}),
+    "effort_gains_off": (["--effort-gains", "off"], {}),
+    "effort_unit_torque": ([], {"effort_unit": "N m"}),
+    "position_torque_off": ([], {"model": {"position_torque": "off"}}),
+    "unmodelled_load_off": ([], {"unmodelled_load": False}),
+    "cutoff_5": ([], {"processing": {"cutoff_hz": 5}}),
+    "cutoff_10": ([], {"processing": {"cutoff_hz": 10}}),
+    "cutoff_auto": ([], {"processing": {"cutoff_hz": "auto"}}),
+    "cutoff_bandwidth": ([], {"processing": {"cutoff_hz": "bandwidth"}}),
+    "velocity_differentiate": ([], {"processing": {"velocity_source": "differentiate"}}),
 }
-"""``{case: (flags, identification.processing config)}``: each documented value once (a default by its name too)."""
+"""``{case: (flags, the config's identification: keys)}``: each documented value once (a default by its name too)."""
 
 FEASIBLE = ("fbpe", "bpfc", "pbpr")
 
@@ -99,11 +109,15 @@ def cases() -> list:
 @pytest.mark.parametrize("data, case", cases())
 def test_an_identify_option_gives_a_sane_result(data, case, request, tmp_path):
     d = request.getfixturevalue(data)
-    flags, processing = OPTIONS[case]
+    flags, keys = OPTIONS[case]
     flags = [f.format(total_mass=f"{d['total_mass'][0]:.3f},{d['total_mass'][1]:.3f}") for f in flags]
     config = json.loads(json.dumps(d["config"]))
-    if processing:
-        config.setdefault("identification", {}).setdefault("processing", {}).update(processing)
+    section = config.setdefault("identification", {})
+    for key, value in keys.items():
+        if isinstance(value, dict):
+            section.setdefault(key, {}).update(value)
+        else:
+            section[key] = value
     config_file = tmp_path / "config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     out = tmp_path / "result"
