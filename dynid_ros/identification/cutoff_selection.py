@@ -18,7 +18,11 @@ relative error against the recorded, unfiltered torque (Sousa & Cortesão 2014 e
 measured, from the sums alone: ``||raw_k - W_k beta||^2 = raw_k^T raw_k - 2 beta^T W_k^T raw_k + beta^T W_k^T W_k
 beta``. The candidate with the smallest score wins; ties (within :data:`TIE`) go to the lower cutoff. The decimation
 follows the cutoff: at least ``DECIMATION_FACTOR`` times it (the configured rate when that is more), never above the
-sample rate. Rows slower than ``min_speed`` are left out as in the fit.
+sample rate. Rows slower than ``min_speed`` are left out as in the fit. Where the identification estimates effort
+gains (:mod:`dynid_ros.estimation.effort_gains`), each candidate is scored with the gains it keeps, in the
+effort's units: without them a gain error dominated every candidate's score and decided the cutoff (a 15 % sensor
+gain on two Panda joints: 2.2 Hz chosen, held out 1.02 % against the bandwidth rule's 0.68 %; with them 35.7 Hz,
+0.63 %; ``benchmarks/default_vs_ols.py``).
 
 Measured (``benchmarks/cutoff_rule.py``): the choice equals that of cross-validating the whole window on every data
 set shorter than the leading window, in about a tenth of the time (the sums, not a least-squares fit of every
@@ -47,6 +51,7 @@ from dynid_ros.data.signal_processing import CutoffChooser, ProcessedData, Proce
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.regressor import regressor_chunks
 from dynid_ros.errors import DataError
+from dynid_ros.estimation.effort_gains import choose_gains
 from dynid_ros.estimation.hyperparameters import Evidence, JointSums, choose_hyperparameters
 from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.estimation.prior import PriorGroups
@@ -103,27 +108,29 @@ PriorOf = Callable[[ProcessedData], PriorGroups]
 """The stated prior of an identification for processed data (its joint terms' scales depend on them)."""
 
 
-def cutoff_chooser(model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None) -> CutoffChooser:
+def cutoff_chooser(model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None, *,
+                   gains: bool = False) -> CutoffChooser:
     """The chooser of ``cutoff_hz: auto`` for :func:`dynid_ros.data.signal_processing.process_rows`: the leading
     window's samples (the model's joints, in its order) scored with ``model``'s base regressor (module docstring);
-    ``prior_of``: the identification's prior (the posterior mean is scored), None: least squares is."""
+    ``prior_of``: the identification's prior (the posterior mean is scored), None: least squares is; ``gains``: the
+    identification estimates effort gains, and each candidate is scored with the gains it keeps."""
 
     def choose(t: np.ndarray, fields: list, options: ProcessingOptions, rate: float
                ) -> tuple[ProcessingOptions, dict]:
         position, velocity, effort = fields
         series = JointStateSeries(list(model.joints), np.asarray(t, dtype=float), position, velocity, effort)
-        chosen, choice = choose_cutoff(series, options, model, base, rate, prior_of)
+        chosen, choice = choose_cutoff(series, options, model, base, rate, prior_of, gains=gains)
         return chosen, choice.to_dict()
 
     return choose
 
 
 def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: RobotModel, base: BaseParameters,
-                  rate_hz: float | None = None, prior_of: PriorOf | None = None
+                  rate_hz: float | None = None, prior_of: PriorOf | None = None, *, gains: bool = False
                   ) -> tuple[ProcessingOptions, CutoffChoice]:
     """The processing options with the cutoff chosen by blocked cross-validation on the first ``BANDWIDTH_WINDOW_S``
     seconds of ``series`` (module docstring); ``rate_hz``: the rate the data are resampled to (default the options'
-    or the median); ``prior_of``: as :func:`cutoff_chooser`."""
+    or the median); ``prior_of``, ``gains``: as :func:`cutoff_chooser`."""
     t = np.asarray(series.t, dtype=float)
     stop = leading_samples(t)
     series = series.window(None, t[stop - 1] - t[0]) if stop < t.size else series
@@ -138,8 +145,8 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
         raise DataError(f"the motion's bandwidth {bandwidth:.3g} Hz is too close to half the sample rate "
                         f"({0.5 * rate:.3g} Hz) to filter; give processing cutoff_hz")
     with threadpool_limits(limits=1, user_api="blas"):  # many small products: BLAS threads only contend
-        scores = {c: candidate_score(process(series, with_cutoff(options, c, rate)), model, base, prior_of)
-                  for c in candidates}
+        scores = {c: candidate_score(process(series, with_cutoff(options, c, rate)), model, base, prior_of,
+                                     gains=gains) for c in candidates}
     best = min(scores.values())
     chosen = min(c for c, s in scores.items() if s <= best * (1.0 + TIE))
     return with_cutoff(options, chosen, rate), CutoffChoice(chosen, bandwidth, scores, float(t[-1] - t[0]),
@@ -195,28 +202,39 @@ def least_squares_fit(training: list[NormalEquations]) -> np.ndarray:
     return np.linalg.lstsq(total.gram / np.outer(scale, scale), total.projection / scale, rcond=1e-12)[0] / scale
 
 
-def cross_validated_error(sums: BlockSums, fit: Fit = least_squares_fit) -> float:
+def cross_validated_error(sums: BlockSums, fit: Fit = least_squares_fit, joint_weights: np.ndarray | None = None
+                          ) -> float:
     """Relative error of each block predicted by ``fit`` of the others, from the sums (module docstring):
-    ``||raw_kj - W_kj beta||^2`` is block ``k``'s ``check`` residual at the others' solution."""
+    ``||raw_kj - W_kj beta||^2`` is block ``k``'s ``check`` residual at the others' solution; ``joint_weights``: each
+    joint's squared residual and energy times its weight (the effort's units when the torque is the effort times a
+    gain: ``1 / g_j^2``)."""
+    n_dof = len(sums.check[0])
+    w = np.ones(n_dof) if joint_weights is None else np.asarray(joint_weights, dtype=float)
     error = 0.0
     for k in range(BLOCKS):
         beta = fit(sums.training(k))
-        error += sum(c.residual_norm2(beta) for c in sums.check[k])
-    total = sum(c.b_norm2 for block in sums.check for c in block)
+        error += sum(w[j] * c.residual_norm2(beta) for j, c in enumerate(sums.check[k]))
+    total = sum(w[j] * c.b_norm2 for block in sums.check for j, c in enumerate(block))
     return float(np.sqrt(error / total)) if total > 0 else 0.0
 
 
-def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None
-                    ) -> float:
+def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None,
+                    *, gains: bool = False) -> float:
     """The cross-validated error of the processed ``data`` of one candidate cutoff: of least squares, or, with the
     identification's prior (``prior_of``), of the posterior mean at the hyperparameters the evidence chooses on the
     whole window (:mod:`dynid_ros.estimation.hyperparameters`; each joint's residual counted with its integrated
     autocorrelation time): short or poorly excited data over-fit least squares, which would prefer the cutoff that
-    suits its over-fit."""
+    suits its over-fit. With ``gains`` the candidate's effort gains are chosen as the identification chooses them
+    (:func:`~dynid_ros.estimation.effort_gains.choose_gains`) and, where kept, the candidate is scored on the
+    torque they give, in the effort's units: a gain error the model cannot absorb would otherwise dominate every
+    candidate's error and decide the cutoff."""
     min_speed = data.options.min_speed if data.options is not None else 0.0
+    weights = None
+    if gains:
+        data, weights = _with_kept_gains(data, model, base, min_speed)
     sums = block_sums(data, model, base, min_speed)
     if prior_of is None:
-        return cross_validated_error(sums)
+        return cross_validated_error(sums, joint_weights=weights)
     whole = [functools.reduce(operator.add, [sums.fit[k][j] for k in range(BLOCKS)]) for j in range(len(sums.fit[0]))]
     beta = least_squares_fit(whole)
     residual = data.tau - (regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent) @ beta
@@ -230,4 +248,18 @@ def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters
         return Evidence(JointSums.of(training), inflation, groups, base.K).posterior_mean(scales,
                                                                                           choice.noise_std**2)
 
-    return cross_validated_error(sums, posterior)
+    return cross_validated_error(sums, posterior, weights)
+
+
+def _with_kept_gains(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float
+                     ) -> tuple[ProcessedData, np.ndarray | None]:
+    """``data`` with its effort times the gains :func:`choose_gains` keeps on it, and each joint's weight ``1 / g^2``
+    back to the effort's units; ``data`` as it is and None where none are kept."""
+    n_dof = data.tau.shape[1]
+    rows = np.abs(data.dq).reshape(-1) >= min_speed if min_speed > 0 else np.ones(data.tau.size, dtype=bool)
+    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
+    choice = choose_gains(w_b, data.tau, data.tau_raw, rows, n_dof)
+    if choice is None or not choice.kept:
+        return data, None
+    g = np.asarray(choice.gains, dtype=float)
+    return dataclasses.replace(data, tau=data.tau * g, tau_raw=data.tau_raw * g), 1.0 / g**2

@@ -208,7 +208,8 @@ def _chooser(model: RobotModel, options: IdentificationOptions, processing: Proc
         return PriorGroups.of(nominal, layout, tolerances, joint_term_scales(layout, data.dq, data.ddq, data.tau),
                               attached)
 
-    return cutoff_chooser(model, base, prior_of if _by_evidence(options, nominal, layout) else None)
+    return cutoff_chooser(model, base, prior_of if _by_evidence(options, nominal, layout) else None,
+                          gains=_estimates_gains(options, None, nominal, layout))
 
 
 def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
