@@ -106,19 +106,7 @@ def test_the_sums_score_each_cutoff_as_least_squares_on_the_whole_window_does(tm
 
 def synthetic_panda_bag(tmp_path: Path) -> Path:
     """Synthetic Panda torques along three sines per joint (0.2, 0.4, 0.6 Hz; 200 Hz, 12 s, 1 % noise)."""
-    model = load_model(urdf=PANDA_URDF)
-    layout = model.layout_for()
-    truth = nominal_parameters(model, layout)
-    t = np.arange(0.0, 12.0, 5e-3)
-    rng = np.random.default_rng(0)
-    w = 2 * np.pi * np.array([0.2, 0.4, 0.6])
-    phase = rng.uniform(0, 2 * np.pi, (3, 7))
-    q = model.position_limits.mean(axis=1) + 0.3 * np.sin(w[:, None, None] * t[None, :, None] + phase[:, None]).sum(0)
-    dq = 0.3 * (w[:, None, None] * np.cos(w[:, None, None] * t[None, :, None] + phase[:, None])).sum(0)
-    ddq = -0.3 * (w[:, None, None] ** 2 * np.sin(w[:, None, None] * t[None, :, None] + phase[:, None])).sum(0)
-    tau = torques(model, layout, truth, q, dq, ddq)
-    tau += 0.01 * tau.std(axis=0) * rng.standard_normal(tau.shape)
-    return write_joint_states(tmp_path / "bag", JointStateSeries(list(model.joints), t, q, dq, tau))
+    return write_joint_states(tmp_path / "bag", synthetic_panda_series()[0])
 
 
 def test_auto_cutoff_is_chosen_recorded_and_used_by_validate(tmp_path):
@@ -193,8 +181,8 @@ def test_default_and_bandwidth_cutoffs_stream_the_bag_record_the_choice_and_vali
 
 
 def synthetic_panda_series(gains: np.ndarray | None = None) -> tuple[JointStateSeries, object]:
-    """The synthetic Panda run of :func:`synthetic_panda_bag` as a series (its effort divided by ``gains``, each
-    joint's torque per unit of effort, when given) and the model."""
+    """Synthetic Panda torques along three sines per joint (0.2, 0.4, 0.6 Hz; 200 Hz, 12 s, 1 % noise) as a series
+    (its effort divided by ``gains``, each joint's torque per unit of effort, when given) and the model."""
     model = load_model(urdf=PANDA_URDF)
     layout = model.layout_for()
     t = np.arange(0.0, 12.0, 5e-3)
