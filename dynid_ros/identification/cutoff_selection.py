@@ -1,6 +1,6 @@
-"""The filter cutoff chosen from the data (processing option ``cutoff_hz: auto``, the default): the excitation's
-bandwidth gives the candidates, time-blocked cross-validation on the leading window of the identification data picks
-one, at streaming cost.
+"""The filter cutoff chosen from the data (processing option ``cutoff_hz: auto``; the default is the bandwidth rule):
+the excitation's bandwidth gives the candidates, time-blocked cross-validation on the leading window of the
+identification data picks one, at streaming cost.
 
 A cutoff must pass the motion (and the torque it causes) and stop the noise; where that lies depends on the
 excitation, the robot and its sensors. The bandwidth rule (:mod:`dynid_ros.data.bandwidth`) sees the motion only: it

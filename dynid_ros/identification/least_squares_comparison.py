@@ -3,11 +3,12 @@ constraints buy or cost (``report.json`` ``least_squares``, one row of the repor
 
 Plain least squares (OLS on the base regressor, Sousa & Cortesão 2014 eq. 60; no prior, no feasibility) always fits
 the identification data best, so in-sample errors say nothing about which model predicts better. Both are therefore
-cross-validated the same way, on the same processed samples: the window split into the contiguous time blocks of the
-other data-driven choices (:data:`dynid_ros.identification.cutoff_selection.BLOCKS`; blocked cross-validation for
-dependent data, Roberts et al. 2017), each block predicted by the fit of the others, by the identification's own
-estimator (its weighting, hyperparameters, prior, LMIs and bounds, and its position-dependent terms) and by OLS; the
-error is relative to the recorded, unfiltered torque (Sousa & Cortesão 2014 eq. 84), over every sample of the block.
+cross-validated the same way, on the same processed samples: the window split into the blocks of the wide-prior check
+(:func:`dynid_ros.estimation.time_blocks.validation_blocks`: by the phase of the period where the motion repeats,
+else contiguous time blocks; blocked cross-validation for dependent data, Roberts et al. 2017), each block predicted
+by the fit of the others, by the identification's own estimator (its weighting, hyperparameters, prior, LMIs and
+bounds, and its position-dependent terms) and by OLS; the error is relative to the recorded, unfiltered torque (Sousa
+& Cortesão 2014 eq. 84), over every sample of the block.
 The row also gives the link masses OLS would report: its base parameters mapped to the standard parameters closest to
 the nominal ones (:func:`dynid_ros.estimation.estimators.closest_standard`), the link alone (attached parts
 removed), often far from any real body where the data do not separate the links.
@@ -15,7 +16,7 @@ removed), often far from any real body where the data do not separate the links.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.row_chunks import RowChunks
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.position_torque import PositionSeries
-from dynid_ros.identification.cutoff_selection import BLOCKS, time_blocks
+from dynid_ros.estimation.time_blocks import BLOCKS, blocks_record, blocks_words, validation_blocks
 from dynid_ros.identification.position_torque_selection import FitProblem
 
 
@@ -39,16 +40,20 @@ class LeastSquaresComparison:
     in_sample_error: float
     ols_in_sample_error: float
     ols_link_masses: dict[str, float]
+    blocks: dict = field(default_factory=lambda: {"blocks_by": "time"})
+    """How the window was split (:func:`~dynid_ros.estimation.time_blocks.blocks_record`)."""
 
     @classmethod
     def from_dict(cls, record: dict) -> LeastSquaresComparison:
         """From :meth:`to_dict`'s record (``report.json`` ``least_squares``)."""
         return cls(**{k: record[k] for k in ("error", "ols_error", "error_per_joint", "ols_error_per_joint",
-                                             "in_sample_error", "ols_in_sample_error", "ols_link_masses")})
+                                             "in_sample_error", "ols_in_sample_error", "ols_link_masses")},
+                   blocks={k: record[k] for k in ("blocks_by", "repeat_samples") if k in record} or None
+                   or {"blocks_by": "time"})
 
     def to_dict(self) -> dict:
         """``report.json`` ``least_squares``."""
-        return {"method": "time-blocked cross-validation", "blocks": BLOCKS, "error": self.error,
+        return {"method": "blocked cross-validation", "blocks": BLOCKS, **self.blocks, "error": self.error,
                 "ols_error": self.ols_error, "error_per_joint": self.error_per_joint,
                 "ols_error_per_joint": self.ols_error_per_joint, "in_sample_error": self.in_sample_error,
                 "ols_in_sample_error": self.ols_in_sample_error, "ols_link_masses": self.ols_link_masses}
@@ -58,8 +63,9 @@ class LeastSquaresComparison:
         verdict = "better than" if self.error < self.ols_error else "as good as" if self.error == self.ols_error \
             else "worse than"
         masses = ", ".join(f"{m:.3g}" for m in self.ols_link_masses.values())
-        return (f"Against plain least squares on the same window and processing (time-blocked cross-validation, "
-                f"{BLOCKS} blocks): OLS {100 * self.ols_error:.2f} %, this estimate {100 * self.error:.2f} % "
+        return (f"Against plain least squares on the same window and processing (cross-validation, "
+                f"{blocks_words(self.blocks)}): OLS {100 * self.ols_error:.2f} %, this estimate "
+                f"{100 * self.error:.2f} % "
                 f"({verdict} OLS); in sample OLS {100 * self.ols_in_sample_error:.2f} %, this estimate "
                 f"{100 * self.in_sample_error:.2f} %; the link masses OLS gives: {masses} kg.")
 
@@ -80,7 +86,7 @@ def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries],
     gains = np.ones(n_dof) if recorded is None else np.asarray(recorded[1], dtype=float)
     raw = np.asarray(problem.raw, dtype=float).reshape(-1, n_dof) / gains
     target = problem.tau if recorded is None else np.asarray(recorded[0], dtype=float).reshape(-1)
-    block = time_blocks(raw.shape[0])
+    block = validation_blocks(problem.q)
     ours, plain = np.zeros_like(raw), np.zeros_like(raw)
     for k in range(BLOCKS):
         fit = rows & (np.repeat(block, n_dof) != k)
@@ -99,7 +105,7 @@ def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries],
     error, per_joint = _relative(raw, ours)
     ols_error, ols_per_joint = _relative(raw, plain)
     return LeastSquaresComparison(error, ols_error, per_joint, ols_per_joint, _relative(raw, predicted)[0],
-                                  _relative(raw, in_sample)[0], masses)
+                                  _relative(raw, in_sample)[0], masses, blocks_record(problem.q))
 
 
 def least_squares(w_b: np.ndarray | RowChunks, tau: np.ndarray, rows: np.ndarray) -> np.ndarray:
