@@ -1,10 +1,12 @@
 """The blocks every data-driven choice cross-validates on: contiguous time blocks (the filter cutoff, position-dependent
 terms, effort gains), blocked cross-validation for dependent data, where neighbouring samples are alike and a random
 split would score the noise as signal (Roberts et al. 2017, Bergmeir & Benítez 2012); and, for the wide-prior check
-and the comparison with least squares, :func:`validation_blocks`: by the phase of the period where the motion repeats
+and the comparison with least squares, :func:`validation_split`: by the phase of the period where the motion repeats
 (an excitation run for several periods), else the same time blocks."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -87,30 +89,37 @@ def repeat_period(q: np.ndarray) -> int | None:
     return int(fine[np.argmin(_mismatch(x, fine, stride))])
 
 
-def validation_blocks(q: np.ndarray) -> np.ndarray:
-    """The block (0 .. ``BLOCKS - 1``) of each sample of the motion ``q`` (samples, n_dof) for a cross-validation that
-    judges what a fit predicts of motion it has not seen: where the motion repeats (:func:`repeat_period`), the
-    ``BLOCKS`` equal parts of its period, each held out in every repeat at once; else :func:`time_blocks`. Contiguous
-    time blocks of a repeated excitation hold out a stretch whose twin from another period is in the training: the
-    cross-validation then scores the noise, not the prediction of new motion (measured on the simulated arms, two
-    periods in four blocks: the wide-prior check's errors within 0.5 % of each other at every prior width and no
-    guide to the held-out run; by phase, the evidence's prior 0.6-8 % better than a 3-100x wider one)."""
+@dataclass(frozen=True)
+class ValidationSplit:
+    """The blocks of a cross-validation that judges what a fit predicts of motion it has not seen
+    (:func:`validation_split`): the block (0 .. ``BLOCKS - 1``) of each sample, and the motion's period [samples]
+    where they are by its phase (None: contiguous time blocks)."""
+
+    block: np.ndarray
+    period: int | None
+
+    def to_dict(self) -> dict:
+        """``report.json``: ``blocks_by`` ``phase`` (with ``repeat_samples``, the period in processed samples) or
+        ``time``."""
+        return {"blocks_by": "time"} if self.period is None else {"blocks_by": "phase", "repeat_samples": self.period}
+
+    def words(self) -> str:
+        """For a console line or the report."""
+        if self.period is None:
+            return f"{BLOCKS} time blocks"
+        return f"{BLOCKS} blocks by the phase of the motion's repeat ({self.period} samples)"
+
+
+def validation_split(q: np.ndarray) -> ValidationSplit:
+    """The blocks of the motion ``q`` (samples, n_dof) for a cross-validation that judges what a fit predicts of motion
+    it has not seen: where the motion repeats (:func:`repeat_period`), the ``BLOCKS`` equal parts of its period, each
+    held out in every repeat at once; else :func:`time_blocks`. Contiguous time blocks of a repeated excitation hold
+    out a stretch whose twin from another period is in the training: the cross-validation then scores the noise, not
+    the prediction of new motion (measured on the simulated arms, two periods in four blocks: the wide-prior check's
+    errors within 0.5 % of each other at every prior width and no guide to the held-out run; by phase, the evidence's
+    prior 0.6-12 % better than a 3-100x wider one; ``benchmarks/default_vs_ols.py``)."""
     n_samples = np.asarray(q).shape[0]
     period = repeat_period(q)
     if period is None:
-        return time_blocks(n_samples)
-    return (np.arange(n_samples) % period) * BLOCKS // period
-
-
-def blocks_record(q: np.ndarray) -> dict:
-    """How :func:`validation_blocks` splits the motion ``q`` (``report.json``): ``blocks_by`` ``phase`` (with
-    ``repeat_samples``, the period in processed samples) or ``time``."""
-    period = repeat_period(q)
-    return {"blocks_by": "time"} if period is None else {"blocks_by": "phase", "repeat_samples": int(period)}
-
-
-def blocks_words(record: dict) -> str:
-    """The words of :func:`blocks_record` for a console line or the report."""
-    if record.get("blocks_by") == "phase":
-        return f"{BLOCKS} blocks by the phase of the motion's repeat ({record['repeat_samples']} samples)"
-    return f"{BLOCKS} time blocks"
+        return ValidationSplit(time_blocks(n_samples), None)
+    return ValidationSplit((np.arange(n_samples) % period) * BLOCKS // period, int(period))

@@ -4,7 +4,7 @@ constraints buy or cost (``report.json`` ``least_squares``, one row of the repor
 Plain least squares (OLS on the base regressor, Sousa & Cortesão 2014 eq. 60; no prior, no feasibility) always fits
 the identification data best, so in-sample errors say nothing about which model predicts better. Both are therefore
 cross-validated the same way, on the same processed samples: the window split into the blocks of the wide-prior check
-(:func:`dynid_ros.estimation.time_blocks.validation_blocks`: by the phase of the period where the motion repeats,
+(:func:`dynid_ros.estimation.time_blocks.validation_split`: by the phase of the period where the motion repeats,
 else contiguous time blocks; blocked cross-validation for dependent data, Roberts et al. 2017), each block predicted
 by the fit of the others, by the identification's own estimator (its weighting, hyperparameters, prior, LMIs and
 bounds, and its position-dependent terms) and by OLS; the error is relative to the recorded, unfiltered torque (Sousa
@@ -24,7 +24,7 @@ from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.row_chunks import RowChunks
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.position_torque import PositionSeries
-from dynid_ros.estimation.time_blocks import BLOCKS, blocks_record, blocks_words, validation_blocks
+from dynid_ros.estimation.time_blocks import BLOCKS, ValidationSplit, validation_split
 from dynid_ros.identification.position_torque_selection import FitProblem
 
 
@@ -41,7 +41,7 @@ class LeastSquaresComparison:
     ols_in_sample_error: float
     ols_link_masses: dict[str, float]
     blocks: dict = field(default_factory=lambda: {"blocks_by": "time"})
-    """How the window was split (:func:`~dynid_ros.estimation.time_blocks.blocks_record`)."""
+    """How the window was split (:meth:`~dynid_ros.estimation.time_blocks.ValidationSplit.to_dict`)."""
 
     @classmethod
     def from_dict(cls, record: dict) -> LeastSquaresComparison:
@@ -64,7 +64,7 @@ class LeastSquaresComparison:
             else "worse than"
         masses = ", ".join(f"{m:.3g}" for m in self.ols_link_masses.values())
         return (f"Against plain least squares on the same window and processing (cross-validation, "
-                f"{blocks_words(self.blocks)}): OLS {100 * self.ols_error:.2f} %, this estimate "
+                f"{_words(self.blocks)}): OLS {100 * self.ols_error:.2f} %, this estimate "
                 f"{100 * self.error:.2f} % "
                 f"({verdict} OLS); in sample OLS {100 * self.ols_in_sample_error:.2f} %, this estimate "
                 f"{100 * self.in_sample_error:.2f} %; the link masses OLS gives: {masses} kg.")
@@ -72,21 +72,24 @@ class LeastSquaresComparison:
 
 def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries], base: BaseParameters,
                                nominal: np.ndarray, attached: np.ndarray, predicted: np.ndarray, *,
-                               held_out: np.ndarray | None = None,
+                               held_out: np.ndarray | None = None, split: ValidationSplit | None = None,
                                recorded: tuple[np.ndarray, np.ndarray] | None = None) -> LeastSquaresComparison:
     """The comparison of the module docstring. ``problem``: the identification's rows and estimator (with its
     weighting, prior, bounds); ``terms``: its position-dependent terms; ``predicted``: its prediction on the window
     (samples, n_dof); ``held_out``: the estimator's cross-validated prediction (samples, n_dof) when already made
-    (the same blocks and fits), else it is made here. ``recorded``: ``(filtered effort rows as recorded, gains)``
-    when the identification put the effort in one scale (:mod:`dynid_ros.estimation.effort_gains`): OLS is then
-    fitted to the effort as recorded, and every error is of the effort predicted (the estimate's torque divided by
-    the gains) against the effort as recorded, as a plain pipeline would see it."""
+    (the same blocks and fits), else it is made here; ``split``: the blocks it was made on (default those of the
+    window's motion, :func:`~dynid_ros.estimation.time_blocks.validation_split`). ``recorded``: ``(filtered effort
+    rows as recorded, gains)`` when the identification put the effort in one scale
+    (:mod:`dynid_ros.estimation.effort_gains`): OLS is then fitted to the effort as recorded, and every error is of
+    the effort predicted (the estimate's torque divided by the gains) against the effort as recorded, as a plain
+    pipeline would see it."""
     n_dof = problem.n_dof
     rows = np.asarray(problem.rows, dtype=bool).reshape(-1)
     gains = np.ones(n_dof) if recorded is None else np.asarray(recorded[1], dtype=float)
     raw = np.asarray(problem.raw, dtype=float).reshape(-1, n_dof) / gains
     target = problem.tau if recorded is None else np.asarray(recorded[0], dtype=float).reshape(-1)
-    block = validation_blocks(problem.q)
+    split = split or validation_split(problem.q)
+    block = split.block
     ours, plain = np.zeros_like(raw), np.zeros_like(raw)
     for k in range(BLOCKS):
         fit = rows & (np.repeat(block, n_dof) != k)
@@ -105,7 +108,12 @@ def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries],
     error, per_joint = _relative(raw, ours)
     ols_error, ols_per_joint = _relative(raw, plain)
     return LeastSquaresComparison(error, ols_error, per_joint, ols_per_joint, _relative(raw, predicted)[0],
-                                  _relative(raw, in_sample)[0], masses, blocks_record(problem.q))
+                                  _relative(raw, in_sample)[0], masses, split.to_dict())
+
+
+def _words(blocks: dict) -> str:
+    """:meth:`~dynid_ros.estimation.time_blocks.ValidationSplit.words` of a recorded split."""
+    return ValidationSplit(np.zeros(0), blocks.get("repeat_samples")).words()
 
 
 def least_squares(w_b: np.ndarray | RowChunks, tau: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ from dynid_ros.estimation.prior import (
     joint_term_scales,
     link_realism,
 )
-from dynid_ros.estimation.time_blocks import blocks_record, blocks_words, validation_blocks
+from dynid_ros.estimation.time_blocks import ValidationSplit, validation_split
 from dynid_ros.estimation.unmodelled_load import ExtraBody, flange_load, split_extra_body, with_extra_body
 from dynid_ros.identification.cutoff_selection import BLOCKS, CutoffChoice, cutoff_chooser
 from dynid_ros.identification.effort_unit import gravity_mismatch_warnings
@@ -341,6 +341,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
                 comparison = compare_with_least_squares(_problem(setting, w_b, tau, fitted),
                                                         [t.series for t in terms], base, nominal, attached, predicted,
                                                         held_out=None if check is None else check.held_out,
+                                                        split=None if check is None else check.split,
                                                         recorded=None if recorded_tau is None else
                                                         (recorded_tau, gains.gains))
             except EstimationError as failure:
@@ -594,12 +595,12 @@ class WidePriorCheck:
     held_out: np.ndarray
     wide_factor: float = WIDE_PRIOR
     curve: dict[float, float] = dataclasses.field(default_factory=dict)
-    blocks: dict = dataclasses.field(default_factory=lambda: {"blocks_by": "time"})
-    """How the window was split (:func:`~dynid_ros.estimation.time_blocks.blocks_record`)."""
+    split: ValidationSplit | None = None
+    """The blocks (:func:`~dynid_ros.estimation.time_blocks.validation_split`)."""
 
     def to_dict(self) -> dict:
         """``report.json`` ``hyperparameters.cross_validation``."""
-        return {"method": "blocked cross-validation", "blocks": BLOCKS, **self.blocks,
+        return {"method": "blocked cross-validation", "blocks": BLOCKS, **(self.split.to_dict() if self.split else {}),
                 "reference": "Bergmeir & Benitez 2012; Roberts et al. 2017", "evidence_error": self.evidence_error,
                 "wide_error": self.wide_error, "wide_factor": self.wide_factor, "wide_realistic": self.wide_realistic,
                 "chosen": self.chosen,
@@ -609,7 +610,7 @@ class WidePriorCheck:
         """The console's line when a wider prior is kept."""
         limit = " (feasible least squares)" if self.wide_factor >= WIDE_PRIOR else ""
         return (f"the data contradict the URDF's prior: a prior {self.wide_factor:g}x wider than the evidence's"
-                f"{limit} predicts held-out blocks better ({blocks_words(self.blocks)}; "
+                f"{limit} predicts held-out blocks better ({self.split.words() if self.split else ''}; "
                 f"{100 * self.wide_error:.2f} % vs "
                 f"{100 * self.evidence_error:.2f} % at the evidence's tolerances) and is kept")
 
@@ -630,13 +631,13 @@ def _wide_prior_check(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, fitted: 
     believe. The candidates are tried from the best held-out error down; the first realistic one is kept. Without
     position-dependent terms only (their profiled rows belong to the evidence's fit)."""
     raw = s.data.tau_raw
-    blocks = blocks_record(s.data.q)
-    evidence_held = _held_out(_problem(s, w_b, tau, fitted))
+    split = validation_split(s.data.q)
+    evidence_held = _held_out(_problem(s, w_b, tau, fitted), split)
     evidence_error = relative_error(raw, evidence_held)[0]
     scales = {factor: {g: v * factor for g, v in fitted.weighting.choice.scales.items()} for factor in WIDER_PRIORS}
     wider = {factor: dataclasses.replace(fitted, prior=s.groups_for(fitted.load_report is not None).prior(
         scales[factor], shaped=True)) for factor in WIDER_PRIORS}
-    held = {factor: _held_out(_problem(s, w_b, tau, f)) for factor, f in wider.items()}
+    held = {factor: _held_out(_problem(s, w_b, tau, f), split) for factor, f in wider.items()}
     curve = {factor: relative_error(raw, prediction)[0] for factor, prediction in held.items()}
     realistic = {}
     for factor in sorted((f for f in curve if curve[f] < evidence_error), key=curve.get):
@@ -644,9 +645,9 @@ def _wide_prior_check(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, fitted: 
         realistic[factor] = candidate is not None
         if candidate is not None:
             return candidate, WidePriorCheck(evidence_error, curve[factor], True, "wide", held[factor], factor, curve,
-                                             blocks)
+                                             split)
     return fitted, WidePriorCheck(evidence_error, curve[WIDE_PRIOR], realistic.get(WIDE_PRIOR, False), "evidence",
-                                  evidence_held, WIDE_PRIOR, curve, blocks)
+                                  evidence_held, WIDE_PRIOR, curve, split)
 
 
 def _refit(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, wider: _Fitted, scales: dict[str, float],
@@ -669,11 +670,11 @@ def _refit(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, wider: _Fitted, sca
     return dataclasses.replace(wider, estimate=estimate, load_parameters=load_params, load_report=load_report)
 
 
-def _held_out(problem: FitProblem) -> np.ndarray:
-    """(samples, n_dof) prediction of every time block by ``problem``'s estimator fitted on the other blocks."""
+def _held_out(problem: FitProblem, split: ValidationSplit) -> np.ndarray:
+    """(samples, n_dof) prediction of every block of ``split`` by ``problem``'s estimator fitted on the others."""
     n_dof = problem.n_dof
     rows = np.asarray(problem.rows, dtype=bool).reshape(-1)
-    block = validation_blocks(problem.q)
+    block = split.block
     out = np.zeros_like(problem.q, dtype=float)
     for k in range(BLOCKS):
         held = block == k

@@ -222,10 +222,26 @@ def hyperparameters_section(doc: Document, result: IdentificationResult) -> None
         doc.table(["group", "stated tolerance", "chosen", "x stated", *[f"x{f:g}" for f in factors]], rows)
         doc.table(["joint", "noise std (chosen)", "variance inflation"],
                   [[joint, value, chosen["inflation"][joint]] for joint, value in chosen["noise_std"].items()])
+        _wide_prior_table(doc, chosen.get("cross_validation"))
     if scores:
         doc.paragraph(f"Filter cutoff: {choice['description']}; cross-validated relative error per candidate:")
         doc.table(["cutoff [Hz]", "error [%]"], [[float(c), 100 * float(e)] for c, e in scores.items()],
                   {i for i, c in enumerate(scores) if np.isclose(float(c), float(choice["cutoff_hz"]), rtol=1e-3)})
+
+
+def _wide_prior_table(doc: Document, check: dict | None) -> None:
+    """The wide-prior check's cross-validated error per prior width (``report.json``
+    ``hyperparameters.cross_validation``), the kept width marked."""
+    if not check or not check.get("curve"):
+        return
+    split = (f"{check['blocks']} blocks by the phase of the motion's repeat ({check['repeat_samples']} samples)"
+             if check.get("blocks_by") == "phase" else f"{check['blocks']} contiguous time blocks")
+    kept = float(check["wide_factor"]) if check["chosen"] == "wide" else 1.0
+    doc.paragraph(f"The MAP at the evidence's tolerances and at tolerances 3-100x wider, cross-validated in {split}; "
+                  "kept: the best-predicting one whose links stay within [0.5x, 2x] of their URDF masses "
+                  f"(x{kept:g}). Relative error per width:")
+    doc.table(["tolerances x the evidence's", "error [%]", "kept"],
+              [[float(f), 100 * float(e), "yes" if float(f) == kept else ""] for f, e in check["curve"].items()])
 
 
 def masses_section(doc: Document, result: IdentificationResult) -> None:

@@ -8,14 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid_ros.estimation.time_blocks import (
-    BLOCKS,
-    blocks_record,
-    repeat_curve,
-    repeat_period,
-    time_blocks,
-    validation_blocks,
-)
+from dynid_ros.estimation.time_blocks import BLOCKS, repeat_curve, repeat_period, time_blocks, validation_split
 
 
 def multisine(samples: int, period: int, joints: int, seed: int) -> np.ndarray:
@@ -51,13 +44,14 @@ def test_the_period_of_a_repeated_excitation_is_found(period, repeats, joints, s
 @pytest.mark.parametrize("period, repeats, joints, seed", CASES)
 def test_phase_blocks_hold_out_the_same_phase_of_every_period(period, repeats, joints, seed):
     q = excitation_run(period, repeats, joints, seed)
-    blocks = validation_blocks(q)
-    found = repeat_period(q)
+    split = validation_split(q)
+    blocks, found = split.block, split.period
+    assert found == repeat_period(q)
     assert np.array_equal(blocks[:-found], blocks[found:])  # a sample and its twin a period later: the same block
     counts = np.bincount(blocks, minlength=BLOCKS)
     whole = q.shape[0] // found * found  # each block a quarter of every whole period
     assert counts.size == BLOCKS and counts.min() >= whole // BLOCKS - q.shape[0] // found
-    assert blocks_record(q) == {"blocks_by": "phase", "repeat_samples": found}
+    assert split.to_dict() == {"blocks_by": "phase", "repeat_samples": found} and str(found) in split.words()
 
 
 def smooth_noise(samples: int, joints: int, seed: int, width: int = 60) -> np.ndarray:
@@ -78,8 +72,9 @@ def smooth_noise(samples: int, joints: int, seed: int, width: int = 60) -> np.nd
 def test_a_motion_that_does_not_repeat_keeps_contiguous_time_blocks(motion):
     q = motion()
     assert repeat_period(q) is None
-    assert np.array_equal(validation_blocks(q), time_blocks(q.shape[0]))
-    assert blocks_record(q) == {"blocks_by": "time"}
+    split = validation_split(q)
+    assert np.array_equal(split.block, time_blocks(q.shape[0])) and split.period is None
+    assert split.to_dict() == {"blocks_by": "time"}
 
 
 def test_the_repeat_curve_is_zero_at_an_exact_repeat_and_high_half_a_period_later():

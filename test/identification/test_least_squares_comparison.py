@@ -92,3 +92,7 @@ def test_report_has_the_row_the_hyperparameters_and_their_evidence(tmp_path):
     text = (out / "report.md").read_text()
     assert f"OLS {100 * row['ols_error']:.2f} %, this estimate {100 * row['error']:.2f} %" in text
     assert "Hyperparameters chosen by the data" in text and "log Bayes factor (moved)" in text
+    check = chosen["cross_validation"]  # the wide-prior check's curve, the kept width marked, the blocks named
+    assert set(check["curve"]) == {"1", "3", "10", "100"} and check["blocks_by"] in ("time", "phase")
+    assert "cross-validated in 4 contiguous time blocks" in text and "Relative error per width" in text
+    assert row["blocks_by"] == check["blocks_by"]
