@@ -5,7 +5,8 @@ Per data set, identify on one run (or the first 70 %) and validate on another (o
 unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
 - ``default``: the default, ``hyperparameters: evidence`` (the MAP at the hyperparameters the evidence chooses or
-  its wide-prior limit, whichever time-blocked cross-validation prefers) with the bandwidth cutoff and
+  at tolerances 3, 10 or 100 times wider, whichever blocked cross-validation prefers among those with believable
+  links; blocks by the phase of the period where the excitation repeats) with the bandwidth cutoff and
   ``effort_gains: auto`` (each joint's torque per unit of effort where the data demand one; its held-out error is
   that of the effort it predicts, its torque divided by the gains, against the effort as recorded, as OLS's);
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
@@ -207,11 +208,15 @@ def load_cell(load: dict | str | None) -> str:
 
 
 def check_cell(check: dict | None) -> str:
-    """The kept column: which fit the time-blocked cross-validation kept, with both errors ('n/r': measured before
-    the check existed, the evidence's MAP; '–': no check, e.g. a position-dependent term was modelled)."""
+    """The kept column: the prior width the blocked cross-validation kept (x1: the evidence's), the evidence's error
+    and the kept or widest one's, and the blocks ('n/r': measured before the check existed, the evidence's MAP; '–':
+    no check, e.g. a position-dependent term was modelled)."""
     if check is None or isinstance(check, str):
         return check or "–"
-    return (f"{check['chosen']} ({100 * check['evidence_error']:.2f} / {100 * check['wide_error']:.2f} %"
+    kept = check["wide_factor"] if check["chosen"] == "wide" else 1.0
+    blocks = {"phase": ", phase blocks", "time": ", time blocks"}.get(check.get("blocks_by"), "")
+    return (f"x{kept:g} ({100 * check['evidence_error']:.2f} / {100 * check['wide_error']:.2f} % at "
+            f"x{check['wide_factor']:g}{blocks}"
             + ("" if check["wide_realistic"] or check["wide_error"] >= check["evidence_error"]
                else ", wide unrealistic") + ")")
 
@@ -231,7 +236,7 @@ def table(rows: list[dict]) -> str:
     """The markdown table of the results."""
     lines = ["| data set | default | OLS (same processing) | default, cutoff auto | stated (previous default) | "
              "stated, cutoff auto (LS-scored) | cutoff [Hz] | link masses / URDF | load [kg] | "
-             "chosen scales (mass, com, inertia, joints' geometric mean) | kept (CV: evidence / wide) | "
+             "chosen scales (mass, com, inertia, joints' geometric mean) | prior width kept (CV: evidence / wider) | "
              "effort gains used |",
              "|" + "---|" * 12]
     for row in rows:
