@@ -609,10 +609,10 @@ class WidePriorCheck:
     def message(self) -> str:
         """The console's line when a wider prior is kept."""
         limit = " (feasible least squares)" if self.wide_factor >= WIDE_PRIOR else ""
-        return (f"the data contradict the URDF's prior: a prior {self.wide_factor:g}x wider than the evidence's"
-                f"{limit} predicts held-out blocks better ({self.split.words() if self.split else ''}; "
-                f"{100 * self.wide_error:.2f} % vs "
-                f"{100 * self.evidence_error:.2f} % at the evidence's tolerances) and is kept")
+        split = f"{self.split.words()}; " if self.split else ""
+        return (f"prior widened: the URDF's tolerances {self.wide_factor:g}x the evidence's{limit} predict held-out "
+                f"blocks better ({split}{100 * self.wide_error:.2f} % vs {100 * self.evidence_error:.2f} % at the "
+                "evidence's) and are kept, every link still within [0.5x, 2x] of its URDF mass")
 
 
 def _wide_prior_check(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, fitted: _Fitted, nominal: np.ndarray
