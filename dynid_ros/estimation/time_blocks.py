@@ -45,6 +45,16 @@ def _mismatch(x: np.ndarray, lags: np.ndarray, stride: int = 1) -> np.ndarray:
     return out
 
 
+def _normalised(q: np.ndarray) -> np.ndarray:
+    """Each joint's position with its mean removed, over its standard deviation; the joints that do not move left
+    out."""
+    x = np.asarray(q, dtype=float)
+    x = x - x.mean(axis=0)
+    spread = x.std(axis=0)
+    moving = spread > 1e-12 * max(float(spread.max(initial=0.0)), 1e-300)
+    return x[:, moving] / spread[moving]
+
+
 def repeat_curve(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(lags, curve)``: per lag ``L`` (in samples, up to :data:`LONGEST_LAG` of the run: two repeats, nearly), how
     far the motion ``q`` (samples, n_dof) is from repeating after ``L``: the median over the overlap of ``|x(t + L)
@@ -52,13 +62,9 @@ def repeat_curve(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     standard deviation. 0: a repeat, noise apart; near 1: unrelated. The median, not the mean: an approach before
     the periods and a hold after them do not repeat, and must not hide the stretch that does. On every k-th lag and
     sample where the run is long (:data:`COARSE_SAMPLES`); :func:`repeat_period` refines about the minimum."""
-    x = np.asarray(q, dtype=float)
-    x = x - x.mean(axis=0)
-    spread = x.std(axis=0)
-    x = x[:, spread > 1e-12 * max(float(spread.max(initial=0.0)), 1e-300)]
+    x = _normalised(q)
     if x.shape[1] == 0 or x.shape[0] < 8:
         return np.zeros(0, dtype=int), np.zeros(0)
-    x = x / x.std(axis=0)
     stride = max(1, int(np.ceil(x.shape[0] / COARSE_SAMPLES)))
     lags = np.arange(stride, int(LONGEST_LAG * x.shape[0]) + 1, stride)
     return lags, _mismatch(x, lags, stride)
@@ -81,10 +87,7 @@ def repeat_period(q: np.ndarray) -> int | None:
     stride = int(lags[1] - lags[0]) if lags.size > 1 else 1
     if stride == 1:
         return int(lags[k])
-    x = np.asarray(q, dtype=float)
-    x = x - x.mean(axis=0)
-    spread = x.std(axis=0)
-    x = x[:, spread > 0] / spread[spread > 0]
+    x = _normalised(q)
     fine = np.arange(max(1, lags[k] - stride), lags[k] + stride + 1)
     return int(fine[np.argmin(_mismatch(x, fine, stride))])
 
@@ -105,9 +108,14 @@ class ValidationSplit:
 
     def words(self) -> str:
         """For a console line or the report."""
-        if self.period is None:
-            return f"{BLOCKS} time blocks"
-        return f"{BLOCKS} blocks by the phase of the motion's repeat ({self.period} samples)"
+        return split_words(self.period)
+
+
+def split_words(period: int | None) -> str:
+    """How a window of a motion repeating every ``period`` samples (None: not repeating) is split, in words."""
+    if period is None:
+        return f"{BLOCKS} time blocks"
+    return f"{BLOCKS} blocks by the phase of the motion's repeat ({period} samples)"
 
 
 def validation_split(q: np.ndarray) -> ValidationSplit:

@@ -24,7 +24,7 @@ from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.row_chunks import RowChunks
 from dynid_ros.estimation import estimators
 from dynid_ros.estimation.position_torque import PositionSeries
-from dynid_ros.estimation.time_blocks import BLOCKS, ValidationSplit, validation_split
+from dynid_ros.estimation.time_blocks import BLOCKS, ValidationSplit, split_words, validation_split
 from dynid_ros.identification.position_torque_selection import FitProblem
 
 
@@ -48,7 +48,7 @@ class LeastSquaresComparison:
         """From :meth:`to_dict`'s record (``report.json`` ``least_squares``)."""
         return cls(**{k: record[k] for k in ("error", "ols_error", "error_per_joint", "ols_error_per_joint",
                                              "in_sample_error", "ols_in_sample_error", "ols_link_masses")},
-                   blocks={k: record[k] for k in ("blocks_by", "repeat_samples") if k in record} or None
+                   blocks={k: record[k] for k in ("blocks_by", "repeat_samples") if k in record}
                    or {"blocks_by": "time"})
 
     def to_dict(self) -> dict:
@@ -64,7 +64,7 @@ class LeastSquaresComparison:
             else "worse than"
         masses = ", ".join(f"{m:.3g}" for m in self.ols_link_masses.values())
         return (f"Against plain least squares on the same window and processing (cross-validation, "
-                f"{_words(self.blocks)}): OLS {100 * self.ols_error:.2f} %, this estimate "
+                f"{split_words(self.blocks.get('repeat_samples'))}): OLS {100 * self.ols_error:.2f} %, this estimate "
                 f"{100 * self.error:.2f} % "
                 f"({verdict} OLS); in sample OLS {100 * self.ols_in_sample_error:.2f} %, this estimate "
                 f"{100 * self.in_sample_error:.2f} %; the link masses OLS gives: {masses} kg.")
@@ -109,11 +109,6 @@ def compare_with_least_squares(problem: FitProblem, terms: list[PositionSeries],
     ols_error, ols_per_joint = _relative(raw, plain)
     return LeastSquaresComparison(error, ols_error, per_joint, ols_per_joint, _relative(raw, predicted)[0],
                                   _relative(raw, in_sample)[0], masses, split.to_dict())
-
-
-def _words(blocks: dict) -> str:
-    """:meth:`~dynid_ros.estimation.time_blocks.ValidationSplit.words` of a recorded split."""
-    return ValidationSplit(np.zeros(0), blocks.get("repeat_samples")).words()
 
 
 def least_squares(w_b: np.ndarray | RowChunks, tau: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -583,7 +583,7 @@ see."""
 
 @dataclass
 class WidePriorCheck:
-    """The time-blocked cross-validation of the MAP at the evidence's hyperparameters against wider priors
+    """The blocked cross-validation of the MAP at the evidence's hyperparameters against wider priors
     (:func:`_wide_prior_check`): the evidence's held-out error, each wider factor's (``curve``), the factor compared
     (the kept one, else the widest) with its error and whether its links are realistic, which was kept, and the kept
     fit's held-out prediction (samples, n_dof; reused by the least-squares comparison)."""
@@ -593,14 +593,14 @@ class WidePriorCheck:
     wide_realistic: bool
     chosen: str
     held_out: np.ndarray
-    wide_factor: float = WIDE_PRIOR
-    curve: dict[float, float] = dataclasses.field(default_factory=dict)
-    split: ValidationSplit | None = None
+    wide_factor: float
+    curve: dict[float, float]
+    split: ValidationSplit
     """The blocks (:func:`~dynid_ros.estimation.time_blocks.validation_split`)."""
 
     def to_dict(self) -> dict:
         """``report.json`` ``hyperparameters.cross_validation``."""
-        return {"method": "blocked cross-validation", "blocks": BLOCKS, **(self.split.to_dict() if self.split else {}),
+        return {"method": "blocked cross-validation", "blocks": BLOCKS, **self.split.to_dict(),
                 "reference": "Bergmeir & Benitez 2012; Roberts et al. 2017", "evidence_error": self.evidence_error,
                 "wide_error": self.wide_error, "wide_factor": self.wide_factor, "wide_realistic": self.wide_realistic,
                 "chosen": self.chosen,
@@ -609,21 +609,22 @@ class WidePriorCheck:
     def message(self) -> str:
         """The console's line when a wider prior is kept."""
         limit = " (feasible least squares)" if self.wide_factor >= WIDE_PRIOR else ""
-        split = f"{self.split.words()}; " if self.split else ""
         return (f"prior widened: the URDF's tolerances {self.wide_factor:g}x the evidence's{limit} predict held-out "
-                f"blocks better ({split}{100 * self.wide_error:.2f} % vs {100 * self.evidence_error:.2f} % at the "
-                "evidence's) and are kept, every link still within [0.5x, 2x] of its URDF mass")
+                f"blocks better ({self.split.words()}; {100 * self.wide_error:.2f} % vs "
+                f"{100 * self.evidence_error:.2f} % at the evidence's) and are kept, every link still within "
+                "[0.5x, 2x] of its URDF mass")
 
 
 def _wide_prior_check(s: _FitSetting, w_b: np.ndarray, tau: np.ndarray, fitted: _Fitted, nominal: np.ndarray
                       ) -> tuple[_Fitted, WidePriorCheck]:
     """The MAP at the evidence's hyperparameters or at every tolerance a factor of :data:`WIDER_PRIORS` wider,
-    whichever predicts held-out time blocks best among those whose links are believable. The evidence (MacKay 1992;
+    whichever predicts held-out blocks best among those whose links are believable. The evidence (MacKay 1992;
     Tipping 2001) chooses each group's scale within a box about the stated tolerance, so it cannot reach the limit
     of a URDF the data contradict (the evidence of an infinitely wide prior is zero: its Occam factor), and it counts
     each joint's data with the effective sample size of a residual that model error makes structured, an
-    approximation. Time-blocked cross-validation (Bergmeir & Benitez 2012; Roberts et al. 2017; the blocks of
-    :mod:`dynid_ros.identification.cutoff_selection`) judges the candidates by what they predict: each block by the
+    approximation. Blocked cross-validation (Bergmeir & Benitez 2012; Roberts et al. 2017; the blocks of
+    :func:`~dynid_ros.estimation.time_blocks.validation_split`: by the phase of a repeated excitation, else
+    contiguous time blocks) judges the candidates by what they predict: each block by the
     fit of the others, the identification's own estimator (weighting, noise, LMIs, bounds), against the recorded
     torque. A wider prior is kept only when it predicts strictly better than the evidence's and its links pass the
     report's realism check (every mass within [0.5x, 2x] of its CAD value): the prior is what keeps links
