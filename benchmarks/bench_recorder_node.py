@@ -89,7 +89,7 @@ def main() -> None:
     if args.publisher:
         return publish(args.duration, args.rate)
 
-    os.environ.update(ROS_DOMAIN_ID=str(random.randint(1, 200)), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    os.environ.update(ROS_DOMAIN_ID=str(random.randint(1, 101)), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     import rclpy
     from rclpy.node import Node
 

@@ -43,7 +43,7 @@ GAINS = {"panda_joint2": 2.0, "panda_joint6": 0.5}
 
 def run_node(bag: Path, out: Path, code: str) -> dict:
     """The identification node's executable on ``bag``: wall time, the child's peak RSS [MB], its final status."""
-    domain = str(random.SystemRandom().randint(101, 200))
+    domain = str(random.SystemRandom().randint(1, 101))
     env = {**os.environ, "PYTHONPATH": code, "ROS_DOMAIN_ID": domain, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     env.pop("ROS_LOCALHOST_ONLY", None)
     command = [sys.executable, "-m", "dynid_ros.ros.identification_node", "--ros-args", "-p", f"urdf_path:={URDF}",

@@ -5,6 +5,7 @@ in pinocchio and is physically consistent."""
 
 import json
 
+import pytest
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -33,15 +34,20 @@ def test_sim_excite_record_identify_publish(spinner, tmp_path):
     ]
     processes = [node_process(name, values, tmp_path / f"{name}.log") for name, values in nodes]
     running = [p.__enter__() for p in processes]
+    timed_out = None
     try:
         wait_for(lambda: (orchestrator.last or {}).get("state") in ("done", "aborted")
                  or any(p.poll() is not None for p in running), timeout=120, what="the end of the run")
         wait_for(lambda: urdf.messages or (orchestrator.last or {}).get("state") != "done", what="identified URDF")
         wait_for(lambda: running[-1].poll() is not None, what="the orchestrator's own exit")
+    except pytest.fail.Exception as failure:  # keep what the nodes said: a timeout alone tells nothing
+        timed_out = str(failure)
     finally:
         for p in reversed(processes):
             p.__exit__(None, None, None)
-    logs = "\n".join(f"--- {name}\n{(tmp_path / f'{name}.log').read_text()}" for name, _ in nodes)
+    logs = "\n".join(f"--- {name} (exit {p.returncode})\n{(tmp_path / f'{name}.log').read_text()}"
+                     for (name, _), p in zip(nodes, running))
+    assert timed_out is None, f"{timed_out}; orchestrator {orchestrator.last}\n{logs}"
     assert urdf.messages, f"no URDF; orchestrator {orchestrator.last}\n{logs}"
     model = assert_physically_consistent(urdf.last.data)
     assert model.nq == 7
