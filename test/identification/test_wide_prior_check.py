@@ -11,7 +11,7 @@ import pytest
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.regressor import torques
 from dynid_ros.identification.identify import identify
-from dynid_ros.identification.linear_identification import WIDER_PRIORS
+from dynid_ros.identification.linear_identification import WIDER_PRIORS, distinct_percents
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.reporting.validate import processed_window
 
@@ -85,3 +85,13 @@ def test_the_comparison_with_least_squares_is_split_as_the_check(runs, case):
     if case.startswith("repeated"):  # the period: the processed samples of 6 s
         t = processed_window(result.model, runs[case][0], result.options, result.processing).t
         assert check["repeat_samples"] == row["repeat_samples"] == pytest.approx(np.sum(t < t[0] + 6.0), abs=2)
+
+
+@pytest.mark.parametrize("better, worse", [(0.0290, 0.0291), (0.02901, 0.02904), (0.012, 0.456),
+                                           (0.0266212, 0.0266249)])
+def test_the_console_prints_the_two_errors_apart(better, worse):
+    """A wider prior is kept for any strict gain: the console's two errors must differ as printed."""
+    text = distinct_percents(better, worse)
+    a, b = (float(part.strip(" %")) for part in text.split("vs"))
+    assert a != b and a < b
+    assert abs(a - 100 * better) < 0.006 and abs(b - 100 * worse) < 0.006
