@@ -37,6 +37,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -108,6 +109,10 @@ def effort_gains(result, options) -> np.ndarray:
     return used / given
 
 
+Measure = Callable[[str, object, object, object], dict]
+"""``measure(name, model, identification run, validation run)``: one data set's row."""
+
+
 def urdf_set(name: str, model, ident, val) -> dict:
     row = {"set": name}
     for variant, config in VARIANTS.items():
@@ -123,17 +128,17 @@ def urdf_set(name: str, model, ident, val) -> dict:
     return row
 
 
-def real_panda() -> list[dict]:
+def real_panda(measure: Measure = urdf_set) -> list[dict]:
     found = panda_gaz2019()
     if found is None:
         return []
     series, urdf, joints = found
     cut = SPLIT * (series.t[-1] - series.t[0])
     model = load_model(urdf=urdf, joints=joints, available=series.names)
-    return [urdf_set("panda_gaz2019 (real)", model, series.window(None, cut), series.window(cut, None))]
+    return [measure("panda_gaz2019 (real)", model, series.window(None, cut), series.window(cut, None))]
 
 
-def robustness(robots: list[str], cases: list[str]) -> list[dict]:
+def robustness(robots: list[str], cases: list[str], measure: Measure = urdf_set) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for robot in robots:
@@ -143,11 +148,11 @@ def robustness(robots: list[str], cases: list[str]) -> list[dict]:
                 runs = [simulated_run(urdf, setup.truth, trajectory, seed, 2, False)
                         for seed, trajectory in ((1, setup.identification_trajectory),
                                                  (2, setup.validation_trajectory))]
-                rows.append(urdf_set(f"{robot} {case} (sim)", load_model(urdf=urdf), *runs))
+                rows.append(measure(f"{robot} {case} (sim)", load_model(urdf=urdf), *runs))
     return rows
 
 
-def coupled_wrist() -> list[dict]:
+def coupled_wrist(measure: Measure = urdf_set) -> list[dict]:
     """The coupled wrist in motor coordinates with its coupling, and in joint coordinates without it."""
     from dynid_ros.data.joint_states import JointStateSeries
 
@@ -159,8 +164,8 @@ def coupled_wrist() -> list[dict]:
                                 COUPLING.joint_positions(series.velocity), COUPLING.joint_torques(series.effort))
 
     motors = apply_coupling(load_model(urdf_text=NOMINAL_ARM, joints=JOINTS), COUPLING)
-    return [urdf_set("coupled wrist, motors + coupling (sim)", motors, ident, val),
-            urdf_set("coupled wrist, joints, no coupling (sim)", load_model(urdf_text=NOMINAL_ARM, joints=JOINTS),
+    return [measure("coupled wrist, motors + coupling (sim)", motors, ident, val),
+            measure("coupled wrist, joints, no coupling (sim)", load_model(urdf_text=NOMINAL_ARM, joints=JOINTS),
                      joints(ident), joints(val))]
 
 
