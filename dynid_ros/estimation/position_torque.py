@@ -37,7 +37,7 @@ standard deviation is that of ``c`` given the rigid-body estimate: ``s_j sqrt(di
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ from numpy.polynomial import legendre
 
 from dynid_ros.dynamics.row_chunks import RowChunks, as_row_chunks
 from dynid_ros.errors import DataError
+from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
 from dynid_ros.estimation.residual_structure import (
     SERIES_ORDER,
@@ -198,6 +199,21 @@ def profiled_rows(w_b: np.ndarray | RowChunks, q: np.ndarray, profiles: list[Joi
             yield block
 
     return RowChunks(blocks, w.shape)
+
+
+def profiled_equations(equations: NormalEquations, n_base: int, columns: slice, ridge: float
+                       ) -> tuple[NormalEquations, Callable[[np.ndarray], np.ndarray]]:
+    """One joint's normal equations over ``[W P]`` (``W``: the first ``n_base`` columns, ``P``: its term's
+    ``columns``) with the term's coefficients profiled out (module docstring, here on the sums): with ``M = (Q +
+    ridge I)^-1``, ``W^T W - C^T M C``, ``W^T tau - C^T M p``, ``tau^T tau - p^T M p`` (``C = P^T W``, ``p = P^T
+    tau``), the exact ``min_c ||tau - W beta - P c||^2 + ridge ||c||^2`` as a quadratic in ``beta``; and the
+    coefficients ``c = M (p - C beta)`` given ``beta``."""
+    gram, projection = equations.gram, equations.projection
+    cross, q, p = gram[columns, :n_base], gram[columns, columns], projection[columns]
+    m = np.linalg.inv(q + ridge * np.eye(q.shape[0]))
+    profiled = NormalEquations(gram[:n_base, :n_base] - cross.T @ m @ cross, projection[:n_base] - cross.T @ m @ p,
+                               float(equations.b_norm2 - p @ m @ p), equations.rows)
+    return profiled, lambda beta: m @ (p - cross @ np.asarray(beta, dtype=float))
 
 
 def residual_noise(residual: np.ndarray, q: np.ndarray, term: PositionSeries, rows: np.ndarray | None = None

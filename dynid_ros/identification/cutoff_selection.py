@@ -22,7 +22,10 @@ sample rate. Rows slower than ``min_speed`` are left out as in the fit. Where th
 gains (:mod:`dynid_ros.estimation.effort_gains`), each candidate is scored with the gains it keeps, in the
 effort's units: without them a gain error dominated every candidate's score and decided the cutoff (a 15 % sensor
 gain on two Panda joints: 2.2 Hz chosen, held out 1.02 % against the bandwidth rule's 0.68 %; with them 35.7 Hz,
-0.63 %; ``benchmarks/default_vs_ols.py``).
+0.63 %; ``benchmarks/default_vs_ols.py``). Where ``model: position_torque`` names joints (a spring, a cable the
+user knows of: :mod:`dynid_ros.identification.position_torque_selection` gives them the term), each candidate is
+scored with their terms (:func:`scored_terms`), profiled with their prior as the identification profiles them.
+A motion whose bandwidth leaves no candidate below the cap gets the cap, as the bandwidth rule does.
 
 Measured (``benchmarks/cutoff_rule.py``): the choice equals that of cross-validating the whole window on every data
 set shorter than the leading window, in about a tenth of the time (the sums, not a least-squares fit of every
@@ -43,6 +46,7 @@ from dynid_ros.data.bandwidth import (
     BANDWIDTH_ENERGY,
     BANDWIDTH_WINDOW_S,
     DECIMATION_FACTOR,
+    NYQUIST_SHARE,
     position_bandwidth,
     velocity_bandwidth,
 )
@@ -50,10 +54,11 @@ from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import CutoffChooser, ProcessedData, ProcessingOptions, leading_samples, process
 from dynid_ros.dynamics.base_parameters import BaseParameters
 from dynid_ros.dynamics.regressor import regressor_chunks
-from dynid_ros.errors import DataError
+from dynid_ros.dynamics.row_chunks import RowChunks
 from dynid_ros.estimation.effort_gains import choose_gains
 from dynid_ros.estimation.hyperparameters import Evidence, JointSums, choose_hyperparameters
 from dynid_ros.estimation.normal_equations import NormalEquations
+from dynid_ros.estimation.position_torque import PositionSeries, profiled_equations, term_torques
 from dynid_ros.estimation.prior import PriorGroups
 from dynid_ros.estimation.residual_model import integrated_autocorrelation_time
 from dynid_ros.estimation.time_blocks import BLOCKS, time_blocks
@@ -61,8 +66,6 @@ from dynid_ros.robot.model import RobotModel
 
 MULTIPLES = (2, 4, 8, 16, 32, 64)
 """Candidate cutoffs, in multiples of the motion's bandwidth."""
-NYQUIST_SHARE = 0.4
-"""Candidates stay below this share of the sample rate."""
 TIE = 1e-3
 """Scores within this relative margin of the best are a tie (the lower cutoff wins)."""
 
@@ -109,28 +112,30 @@ PriorOf = Callable[[ProcessedData], PriorGroups]
 
 
 def cutoff_chooser(model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None, *,
-                   gains: bool = False) -> CutoffChooser:
+                   gains: bool = False, position_torque: str | list[str] = "off") -> CutoffChooser:
     """The chooser of ``cutoff_hz: auto`` for :func:`dynid_ros.data.signal_processing.process_rows`: the leading
     window's samples (the model's joints, in its order) scored with ``model``'s base regressor (module docstring);
     ``prior_of``: the identification's prior (the posterior mean is scored), None: least squares is; ``gains``: the
-    identification estimates effort gains, and each candidate is scored with the gains it keeps."""
+    identification estimates effort gains, and each candidate is scored with the gains it keeps;
+    ``position_torque``: the identification's ``model: position_torque`` (:func:`scored_terms`)."""
 
     def choose(t: np.ndarray, fields: list, options: ProcessingOptions, rate: float
                ) -> tuple[ProcessingOptions, dict]:
         position, velocity, effort = fields
         series = JointStateSeries(list(model.joints), np.asarray(t, dtype=float), position, velocity, effort)
-        chosen, choice = choose_cutoff(series, options, model, base, rate, prior_of, gains=gains)
+        chosen, choice = choose_cutoff(series, options, model, base, rate, prior_of, gains=gains,
+                                       position_torque=position_torque)
         return chosen, choice.to_dict()
 
     return choose
 
 
 def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: RobotModel, base: BaseParameters,
-                  rate_hz: float | None = None, prior_of: PriorOf | None = None, *, gains: bool = False
-                  ) -> tuple[ProcessingOptions, CutoffChoice]:
+                  rate_hz: float | None = None, prior_of: PriorOf | None = None, *, gains: bool = False,
+                  position_torque: str | list[str] = "off") -> tuple[ProcessingOptions, CutoffChoice]:
     """The processing options with the cutoff chosen by blocked cross-validation on the first ``BANDWIDTH_WINDOW_S``
     seconds of ``series`` (module docstring); ``rate_hz``: the rate the data are resampled to (default the options'
-    or the median); ``prior_of``, ``gains``: as :func:`cutoff_chooser`."""
+    or the median); ``prior_of``, ``gains``, ``position_torque``: as :func:`cutoff_chooser`."""
     t = np.asarray(series.t, dtype=float)
     stop = leading_samples(t)
     series = series.window(None, t[stop - 1] - t[0]) if stop < t.size else series
@@ -141,12 +146,10 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
     else:
         bandwidth = motion_bandwidth(t, series.velocity)
     candidates = [bandwidth * m for m in MULTIPLES if bandwidth * m < NYQUIST_SHARE * rate]
-    if not candidates:
-        raise DataError(f"the motion's bandwidth {bandwidth:.3g} Hz is too close to half the sample rate "
-                        f"({0.5 * rate:.3g} Hz) to filter; give processing cutoff_hz")
+    candidates = candidates or [NYQUIST_SHARE * rate]  # a motion near half the rate: the bandwidth rule's cap
     with threadpool_limits(limits=1, user_api="blas"):  # many small products: BLAS threads only contend
         scores = {c: candidate_score(process(series, with_cutoff(options, c, rate)), model, base, prior_of,
-                                     gains=gains) for c in candidates}
+                                     gains=gains, position_torque=position_torque) for c in candidates}
     best = min(scores.values())
     chosen = min(c for c, s in scores.items() if s <= best * (1.0 + TIE))
     return with_cutoff(options, chosen, rate), CutoffChoice(chosen, bandwidth, scores, float(t[-1] - t[0]),
@@ -155,33 +158,64 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
 
 @dataclasses.dataclass
 class BlockSums:
-    """Per time block ``k`` and joint ``j``: the normal equations of the base regressor's rows ``W_kj`` with the
-    filtered torque (``fit[k][j]``, the fit's target) and with the recorded one (``check[k][j]``, what a prediction is
-    scored against)."""
+    """Per time block ``k`` and joint ``j``: the normal equations of the base regressor's rows ``W_kj`` (followed by
+    the columns of the position-dependent torques scored with it, :class:`TermColumns`) with the filtered torque
+    (``fit[k][j]``, the fit's target) and with the recorded one (``check[k][j]``, what a prediction is scored
+    against)."""
 
     fit: list[list[NormalEquations]]
     check: list[list[NormalEquations]]
 
     def training(self, held: int) -> list[NormalEquations]:
-        """Per joint, the ``fit`` sums of every block but ``held``."""
+        """Per joint, the ``fit`` sums of every block but ``held`` (-1: of every block)."""
         return [functools.reduce(operator.add, [self.fit[k][j] for k in range(BLOCKS) if k != held])
                 for j in range(len(self.fit[0]))]
 
 
-def block_sums(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float = 0.0) -> BlockSums:
-    """The per-block, per-joint sums of processed ``data``, the regressor a block of rows at a time; the rows slower
-    than ``min_speed`` left out."""
+@dataclasses.dataclass
+class TermColumns:
+    """The position-dependent torques (:mod:`dynid_ros.estimation.position_torque`) a candidate is scored with:
+    their series, their columns after the ``n_base`` base columns, in the series' order."""
+
+    series: list[PositionSeries]
+    n_base: int
+
+    @property
+    def slices(self) -> list[slice]:
+        """Each series' columns in the extended parameter vector."""
+        ends = np.cumsum([self.n_base] + [t.columns for t in self.series])
+        return [slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:])]
+
+    def rows(self, q: np.ndarray) -> np.ndarray:
+        """(samples * n_dof, columns) the terms' columns, each on its joint's rows, zero elsewhere."""
+        n_samples, n_dof = q.shape
+        out = np.zeros((n_samples, n_dof, sum(t.columns for t in self.series)))
+        for t, cols in zip(self.series, self.slices):
+            out[:, t.index, cols.start - self.n_base:cols.stop - self.n_base] = t.basis(q[:, t.index])
+        return out.reshape(n_samples * n_dof, -1)
+
+    def torque(self, beta: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """(samples, n_dof) the terms' torque at the extended parameters ``beta``."""
+        return term_torques(self.series, [beta[cols] for cols in self.slices], q)
+
+
+def block_sums(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float = 0.0,
+               terms: TermColumns | None = None) -> BlockSums:
+    """The per-block, per-joint sums of processed ``data``, the regressor a block of rows at a time, followed by the
+    columns of ``terms``; the rows slower than ``min_speed`` left out."""
     n_samples, n_dof = data.tau.shape
     rows = np.repeat(time_blocks(n_samples), n_dof)
     if min_speed > 0:
         rows = np.where(np.abs(data.dq).reshape(-1) >= min_speed, rows, -1)
     joint = np.tile(np.arange(n_dof), n_samples)
     tau, raw = data.tau.reshape(-1), data.tau_raw.reshape(-1)
-    empty = NormalEquations.of(np.zeros((0, base.n_base)), np.zeros(0))
+    extra = terms.rows(data.q) if terms is not None else np.zeros((n_samples * n_dof, 0))
+    empty = NormalEquations.of(np.zeros((0, base.n_base + extra.shape[1])), np.zeros(0))
     out = BlockSums([[empty] * n_dof for _ in range(BLOCKS)], [[empty] * n_dof for _ in range(BLOCKS)])
     w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
     for first, chunk in w_b.chunks():
         span = slice(first, first + chunk.shape[0])
+        chunk = np.hstack([chunk, extra[span]])
         for k in range(BLOCKS):
             for j in range(n_dof):
                 mine = (rows[span] == k) & (joint[span] == j)
@@ -219,7 +253,7 @@ def cross_validated_error(sums: BlockSums, fit: Fit = least_squares_fit, joint_w
 
 
 def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None,
-                    *, gains: bool = False) -> float:
+                    *, gains: bool = False, position_torque: str | list[str] = "off") -> float:
     """The cross-validated error of the processed ``data`` of one candidate cutoff: of least squares, or, with the
     identification's prior (``prior_of``), of the posterior mean at the hyperparameters the evidence chooses on the
     whole window (:mod:`dynid_ros.estimation.hyperparameters`; each joint's residual counted with its integrated
@@ -227,28 +261,89 @@ def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters
     suits its over-fit. With ``gains`` the candidate's effort gains are chosen as the identification chooses them
     (:func:`~dynid_ros.estimation.effort_gains.choose_gains`) and, where kept, the candidate is scored on the
     torque they give, in the effort's units: a gain error the model cannot absorb would otherwise dominate every
-    candidate's error and decide the cutoff."""
+    candidate's error and decide the cutoff. ``position_torque``: the identification's ``model: position_torque``;
+    the terms of the joints it names are scored with the candidate (:func:`scored_terms`)."""
     min_speed = data.options.min_speed if data.options is not None else 0.0
     weights = None
     if gains:
         data, weights = _with_kept_gains(data, model, base, min_speed)
-    sums = block_sums(data, model, base, min_speed)
+    keep = np.abs(data.dq) >= min_speed if min_speed > 0 else np.ones(data.tau.shape, dtype=bool)
+    terms = scored_terms(data, keep, position_torque, model.joints, base.n_base)
+    sums = block_sums(data, model, base, min_speed, terms)
     if prior_of is None:
         return cross_validated_error(sums, joint_weights=weights)
-    whole = [functools.reduce(operator.add, [sums.fit[k][j] for k in range(BLOCKS)]) for j in range(len(sums.fit[0]))]
+    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
+    return cross_validated_error(sums, _posterior(data, w_b, sums, terms, prior_of, base, keep), weights)
+
+
+def _posterior(data: ProcessedData, w_b: RowChunks, sums: BlockSums, terms: TermColumns | None, prior_of: PriorOf,
+               base: BaseParameters, keep: np.ndarray) -> Fit:
+    """The posterior mean of the sums at the hyperparameters the evidence chooses on the whole window (each joint's
+    residual of least squares counted with its integrated autocorrelation time), the terms' coefficients profiled
+    with their prior (:func:`_profiling`) and appended."""
+    whole = sums.training(-1)
     beta = least_squares_fit(whole)
-    residual = data.tau - (regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent) @ beta
-                           ).reshape(data.tau.shape)
+    residual = data.tau - (w_b @ beta[:base.n_base]).reshape(data.tau.shape)
+    if terms is not None:
+        residual -= terms.torque(beta, data.q)
     inflation = np.array([integrated_autocorrelation_time(residual[:, j]) for j in range(residual.shape[1])])
+    profiled = _profiling(terms, base.n_base, residual, keep, data.tau)
     groups = prior_of(data)
-    choice = choose_hyperparameters(JointSums.of(whole), inflation, groups, base.K, details=False)
+    choice = choose_hyperparameters(JointSums.of(profiled(whole)[0]), inflation, groups, base.K, details=False)
     scales = np.array([choice.scales[g] for g in groups.names])
 
     def posterior(training: list[NormalEquations]) -> np.ndarray:
-        return Evidence(JointSums.of(training), inflation, groups, base.K).posterior_mean(scales,
-                                                                                          choice.noise_std**2)
+        reduced, coefficients = profiled(training)
+        beta = Evidence(JointSums.of(reduced), inflation, groups, base.K).posterior_mean(scales,
+                                                                                         choice.noise_std**2)
+        return np.concatenate([beta] + [c(beta) for c in coefficients])
 
-    return cross_validated_error(sums, posterior, weights)
+    return posterior
+
+
+def scored_terms(data: ProcessedData, keep: np.ndarray, setting: str | list[str], joints: tuple[str, ...] | list[str],
+                 n_base: int) -> TermColumns | None:
+    """The position-dependent torques a candidate is scored with: those of the joints ``model: position_torque``
+    names (the identification gives them the term without a test), over the fit's samples ``keep`` (samples,
+    n_dof); None for ``auto`` and ``off``. Without the term a spring's torque is left to the rigid body's columns
+    and every candidate's error is the misfit's (a 6 N m/rad spring on a Panda joint: 1.82 % against 0.75 % without
+    the spring, 0.75 % with the term; ``test_cutoff_selection.py``). With ``auto`` the identification tests the
+    joints its own estimate's residual flags on the whole window; on the leading window neither the least-squares
+    nor the posterior residual flagged that spring (share explained by the joint's position 0.39-0.48, the flag's
+    threshold 0.5), and scoring every joint's term instead moved four of the 19 choices of
+    ``benchmarks/default_vs_ols.py`` to a lower cutoff, each 0.01 points worse held out, and improved none."""
+    if isinstance(setting, str):
+        return None
+    indices = [list(joints).index(j) for j in setting]
+    moving = [j for j in indices if keep[:, j].any() and np.ptp(data.q[keep[:, j], j]) > 0]
+    if not moving:
+        return None
+    return TermColumns([PositionSeries.over(joints[j], j, data.q[keep[:, j], j]) for j in moving], n_base)
+
+
+Profiling = Callable[[list[NormalEquations]], tuple[list[NormalEquations], list[Callable[[np.ndarray], np.ndarray]]]]
+"""``profiling(per-joint extended sums) -> (per-joint base sums, each term's coefficients given beta)``."""
+
+
+def _profiling(terms: TermColumns | None, n_base: int, residual: np.ndarray, keep: np.ndarray, tau: np.ndarray
+               ) -> Profiling:
+    """The terms' coefficients profiled out of per-joint sums with their Gaussian prior, as the identification
+    profiles them (:func:`~dynid_ros.estimation.position_torque.profiled_equations`): each coefficient's standard
+    deviation the joint's RMS torque, the noise the joint's residual variance with the term."""
+    series = [] if terms is None else list(zip(terms.series, terms.slices))
+    ridges = [float(np.mean(residual[keep[:, t.index], t.index] ** 2) / max(np.mean(tau[:, t.index] ** 2), 1e-300))
+              for t, _ in series]
+
+    def profiled(training: list[NormalEquations]) -> tuple[list[NormalEquations], list]:
+        reduced = [NormalEquations(e.gram[:n_base, :n_base], e.projection[:n_base], e.b_norm2, e.rows)
+                   for e in training]
+        coefficients = []
+        for (t, cols), ridge in zip(series, ridges):
+            reduced[t.index], c = profiled_equations(training[t.index], n_base, cols, ridge)
+            coefficients.append(c)
+        return reduced, coefficients
+
+    return profiled
 
 
 def _with_kept_gains(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float

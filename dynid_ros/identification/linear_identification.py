@@ -125,7 +125,7 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
         if base is None:  # (a fit target, |tau| signs, has no torque to cross-validate a cutoff on)
             with timer.stage("base_parameters"):
                 base = compute_base_parameters(model, layout)
-        chooser = _chooser(model, options, processing, base)
+        chooser = cutoff_chooser_for(model, options, processing, base)
     with timer.stage("process"):
         series = prepare_series(series, model, options)
         data = process(series, processing, chooser=chooser)
@@ -193,8 +193,8 @@ def undetermined_masses_note(options: IdentificationOptions, base: BaseParameter
             "identify with the nominal prior (--method fbpe)")
 
 
-def _chooser(model: RobotModel, options: IdentificationOptions, processing: ProcessingOptions,
-             base: BaseParameters | None = None) -> CutoffChooser | None:
+def cutoff_chooser_for(model: RobotModel, options: IdentificationOptions, processing: ProcessingOptions,
+                       base: BaseParameters | None = None) -> CutoffChooser | None:
     """How ``cutoff_hz: auto`` is chosen on the leading window (:mod:`dynid_ros.identification.cutoff_selection`):
     scoring the identification's own linear-Gaussian estimate where the evidence chooses its hyperparameters
     (:func:`_by_evidence`), least squares otherwise; None for a cutoff given otherwise."""
@@ -210,7 +210,14 @@ def _chooser(model: RobotModel, options: IdentificationOptions, processing: Proc
                               attached)
 
     return cutoff_chooser(model, base, prior_of if _by_evidence(options, nominal, layout) else None,
-                          gains=_estimates_gains(options, None, nominal, layout))
+                          gains=_estimates_gains(options, None, nominal, layout),
+                          position_torque=position_torque_setting(options.position_torque, model.joints))
+
+
+def cutoff_line(record: dict, processing: ProcessingOptions) -> str:
+    """The console's line of a cutoff chosen by cross-validation (``record``: ``processing.cutoff_choice``)."""
+    return (f"filter cutoff {record['cutoff_hz']:.3g} Hz chosen by time-blocked cross-validation "
+            f"(motion bandwidth {record['bandwidth_hz']:.3g} Hz; decimation {processing.decimate_hz:.4g} Hz)")
 
 
 def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
@@ -231,7 +238,7 @@ def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOpti
                         f"(the data spans {scan.t[-1] - scan.t[0]:.3f} s)")
     check_fields(scan.check_fields(list(model.joints)), True, processing)
     return process_rows(scan.t[first:stop], lambda a, b: rows.get(first + a, first + b), processing,
-                        processing.chunk_s, _chooser(model, options, processing) if cross_validate else None)
+                        processing.chunk_s, cutoff_chooser_for(model, options, processing) if cross_validate else None)
 
 
 def identify_processed(data: ProcessedData, options: IdentificationOptions, model: RobotModel, timer: StageTimer, *,
@@ -251,8 +258,7 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
     processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
     record = choice.to_dict() if choice is not None else data.cutoff_choice
     if record is not None and record.get("rule") == "auto":
-        warnings.append(f"filter cutoff {record['cutoff_hz']:.3g} Hz chosen by time-blocked cross-validation "
-                        f"(motion bandwidth {record['bandwidth_hz']:.3g} Hz; decimation {processing.decimate_hz} Hz)")
+        warnings.append(cutoff_line(record, processing))
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)

@@ -18,7 +18,12 @@ from dynid_ros.estimation.fit_quality import relative_error
 from dynid_ros.estimation.position_torque import term_torques, terms_from_dict
 from dynid_ros.estimation.sigmoid_friction import joint_fit, projected_span, sigmoid_torque
 from dynid_ros.identification.identification_result import IdentificationResult
-from dynid_ros.identification.linear_identification import identify_linear, prepare_series
+from dynid_ros.identification.linear_identification import (
+    cutoff_chooser_for,
+    cutoff_line,
+    identify_linear,
+    prepare_series,
+)
 from dynid_ros.identification.options import IdentificationOptions
 from dynid_ros.identification.timing import StageTimer
 from dynid_ros.robot.model import RobotModel
@@ -28,7 +33,8 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
                           timer: StageTimer) -> IdentificationResult:
     """Identification with sigmoid friction: the shapes ``(phi2, phi3)`` from the joint least-squares fit
     with the base parameters (:func:`joint_fit`), then the chosen estimator (e.g. FBPE) on the torque
-    minus that friction, then each ``phi1`` re-fitted on that estimate's residual (closed form).
+    minus that friction, then each ``phi1`` re-fitted on that estimate's residual (closed form). Both stages use
+    the samples of one cutoff (``cutoff_hz: auto``: chosen once, on the effort before the sigmoid is removed).
 
     Measured on the real Panda run (identify on 70 %, held out 30 %, FBPE, sigmoid alone): the paper's
     single stage on the residual of the linear model gives 2.73 % held out; alternating the linear
@@ -40,14 +46,20 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
     inner = dataclasses.replace(options, friction=linear_friction, effort_scale=None, start=None, end=None,
                                 effort_gains="off")  # its target is the effort minus the sigmoid's torque
     with timer.stage("sigmoid"):
-        data = process(window, ProcessingOptions(**options.processing))
         linear_layout = model.layout_for(linear_friction, options.armature)
         base = compute_base_parameters(model, linear_layout)
+        processing = ProcessingOptions(**options.processing)
+        data = process(window, processing, chooser=cutoff_chooser_for(model, inner, processing, base))
         w_b = base.project(regressor(model, linear_layout, data.q, data.dq, data.ddq))
         phi = joint_fit(w_b, data.tau_raw, data.dq)
     velocity = window.velocity if window.velocity is not None else np.gradient(window.position, window.t, axis=0)
     corrected = dataclasses.replace(window, effort=window.effort - sigmoid_torque(velocity, phi))
-    result = identify_linear(corrected, inner, model, timer, base=base)
+    chosen = {**options.processing, "cutoff_hz": data.options.cutoff_hz, "decimate_hz": data.options.decimate_hz}
+    result = identify_linear(corrected, dataclasses.replace(inner, processing=chosen), model, timer, base=base)
+    if data.cutoff_choice is not None:  # both stages on the samples of the cutoff chosen (or derived) once
+        result.processing["cutoff_choice"] = data.cutoff_choice
+        if data.cutoff_choice.get("rule") == "auto":
+            result.warnings.append(cutoff_line(data.cutoff_choice, data.options))
     with timer.stage("sigmoid"):
         linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
         terms = terms_from_dict(result.position_torque, model.joints)

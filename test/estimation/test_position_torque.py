@@ -20,9 +20,11 @@ from dynid_ros.data.bag_io import read_joint_states, write_joint_states
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.dynamics.row_chunks import RowChunks
 from dynid_ros.errors import ConfigError
+from dynid_ros.estimation.normal_equations import NormalEquations
 from dynid_ros.estimation.position_torque import (
     PositionSeries,
     profile,
+    profiled_equations,
     profiled_rows,
     profiled_vector,
     terms_from_dict,
@@ -168,3 +170,18 @@ def test_result_files_carry_the_term_and_validate_applies_it(spring_bag: Path, t
                  "--report", str(without)]) == 0
     errors = [json.loads(p.read_text())["relative_error_per_joint"][SPRING_JOINT] for p in (with_term, without)]
     assert errors[0] < 0.5 * errors[1], errors
+
+
+def test_profiled_equations_are_the_joint_map_of_base_and_term_from_the_sums() -> None:
+    """One joint's normal equations over ``[W P]`` with the term profiled out: the same quadratic in ``beta`` as
+    ``min_c ||tau - W beta - P c||^2 + ridge ||c||^2`` at every ``beta``, and the term's coefficients its minimizer."""
+    rng = np.random.default_rng(2)
+    w, p, tau = rng.normal(size=(200, 6)), rng.normal(size=(200, 4)), rng.normal(size=200)
+    ridge = 0.7
+    profiled, coefficients = profiled_equations(NormalEquations.of(np.hstack([w, p]), tau), 6, slice(6, 10), ridge)
+    for beta in rng.normal(size=(3, 6)):
+        r = tau - w @ beta
+        c = np.linalg.solve(p.T @ p + ridge * np.eye(4), p.T @ r)
+        np.testing.assert_allclose(coefficients(beta), c, atol=1e-12)
+        assert profiled.residual_norm2(beta) == pytest.approx(float(np.sum((r - p @ c) ** 2) + ridge * c @ c),
+                                                              rel=1e-10)

@@ -20,7 +20,10 @@ PHI = np.array([[1.2, 20.0, 0.02], [0.8, 30.0, -0.01], [0.5, 40.0, 0.0]])
 """[span N m, steepness s/rad, shift rad/s] per joint."""
 
 
-def test_known_sigmoid_friction_is_found(tmp_path):
+@pytest.mark.parametrize("cutoff", ["bandwidth", "auto"])
+def test_known_sigmoid_friction_is_found(tmp_path, cutoff):
+    """Both cutoffs: with ``auto`` the cutoff is chosen once, and the sigmoid's stage and the linear one (and so the
+    fit the report shows, and the result's own check) use the same samples."""
     run = arm_run(tmp_path, seconds=12.0, rate=500.0, noise=0.01, amplitude=RICH)
     layout = run.model.layout_for((), True)  # rigid body and armature; the friction is the sigmoid alone
     s = run.series
@@ -29,11 +32,12 @@ def test_known_sigmoid_friction_is_found(tmp_path):
     tau = torques(run.model, layout, truth, s.position, s.velocity, ddq) + sigmoid_torque(s.velocity, PHI)
     tau += np.random.default_rng(2).normal(0.0, 0.01, tau.shape)
     series = JointStateSeries(list(s.names), s.t, s.position, s.velocity, tau)
-    options = IdentificationOptions(friction=("sigmoid",), method="ols")
+    options = IdentificationOptions(friction=("sigmoid",), method="ols", processing={"cutoff_hz": cutoff})
     timer = StageTimer()
     result = identify_with_sigmoid(series, options, run.model, timer)
     assert result.layout.friction == ("sigmoid",) and result.options is options
     assert result.friction_sigmoid.shape == (3, 3) and "sigmoid" in timer.timings
+    assert result.processing["cutoff_choice"]["rule"] == cutoff
     np.testing.assert_allclose(result.friction_sigmoid[:, 0], PHI[:, 0], rtol=0.05)
     np.testing.assert_allclose(result.friction_sigmoid[:, 2], PHI[:, 2], atol=0.01)
     fit = result.fit
