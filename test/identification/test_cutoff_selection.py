@@ -106,6 +106,21 @@ def test_the_sums_score_each_cutoff_as_least_squares_on_the_whole_window_does(tm
         choose_cutoff(window, ProcessingOptions(), model, base)[1].scores
 
 
+def test_a_motion_near_half_the_rate_gets_the_cap_as_the_bandwidth_rule_gives():
+    """Sampled at 2.5 Hz, the motion's bandwidth (0.67 Hz) leaves no candidate below 0.4 x the rate: the one
+    candidate is that cap, where the bandwidth rule's cutoff lies too (no error: the rule filters these data)."""
+    series, model = synthetic_panda_series()
+    coarse = JointStateSeries(series.names, series.t[::80], series.position[::80], series.velocity[::80],
+                              series.effort[::80])
+    base = compute_base_parameters(model, model.layout_for())
+    options, choice = choose_cutoff(coarse, ProcessingOptions(), model, base)
+    rate = 1.0 / float(np.median(np.diff(coarse.t)))
+    assert 2 * choice.bandwidth_hz >= NYQUIST_SHARE * rate
+    assert list(choice.scores) == [pytest.approx(NYQUIST_SHARE * rate)] and options.cutoff_hz == choice.cutoff_hz
+    assert process(coarse, ProcessingOptions(cutoff_hz="bandwidth")).options.cutoff_hz == pytest.approx(
+        NYQUIST_SHARE * rate)
+
+
 def synthetic_panda_bag(tmp_path: Path) -> Path:
     """Synthetic Panda torques along three sines per joint (0.2, 0.4, 0.6 Hz; 200 Hz, 12 s, 1 % noise)."""
     return write_joint_states(tmp_path / "bag", synthetic_panda_series()[0])
