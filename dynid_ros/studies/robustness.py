@@ -289,6 +289,7 @@ def _run(setup: CaseSetup, name: str, robot: str, seed: int, cycles: int, progre
         "effort_gains": result.effort_gains,
         "feasible": bool(result.feasible),
         "solver_status": result.solver_status,
+        "cutoff_hz": float(result.processing["cutoff_hz"]),
         "link_mass_ratio_to_truth": dict(zip(layout.links, mass_ratio.tolist())),
         "link_masses_within_half_to_double": bool(np.all((mass_ratio >= 0.5) & (mass_ratio <= 2.0))),
         "not_identified": [m["description"] for m in result.not_identified],

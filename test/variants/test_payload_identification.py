@@ -28,12 +28,22 @@ def bags(tmp_path_factory):
     return root, urdf
 
 
-def test_payload_recovered_by_both_solvers(bags, capsys):
-    """1.5 kg with the CoM 9 cm off the joint axis: mass within 2 %, CoM within 5 mm, by both solvers."""
+AUTO_GAINS = ("open (issue 28): cutoff_hz auto picks 57.6 Hz on the unloaded run and the decimation follows it (461 "
+              "Hz); the effort-gain test then keeps gains of 0.96-1.02 that absorb the simulator's model error (the "
+              "likelihood ratio 20.7 against its margin 13.3; 11.8 at 200 Hz), the payload inherits them: 1.535 kg")
+
+
+@pytest.mark.parametrize("cutoff", ["bandwidth", pytest.param("auto", marks=pytest.mark.xfail(strict=True,
+                                                                                               reason=AUTO_GAINS))])
+def test_payload_recovered_by_both_solvers(bags, capsys, tmp_path, cutoff):
+    """1.5 kg with the CoM 9 cm off the joint axis: mass within 2 %, CoM within 5 mm, by both solvers, with the
+    reference identified at the default cutoff (the bandwidth rule) and at ``cutoff_hz: auto``."""
     root, urdf = bags
-    reference_dir, out = root / "reference", root / "payload_result"
+    reference_dir, out = tmp_path / "reference", tmp_path / "payload_result"
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"identification": {"processing": {"cutoff_hz": cutoff}}}))
     assert main(["identify", "--urdf", str(urdf), "--bag", str(root / "unloaded"), "--friction", "viscous,coulomb",
-                 "--out", str(reference_dir)]) == 0, capsys.readouterr().err
+                 "--config", str(config), "--out", str(reference_dir)]) == 0, capsys.readouterr().err
     capsys.readouterr()
     assert main(["identify", "--payload-link", "l4", "--reference", str(reference_dir), "--bag", str(root / "loaded"),
                  "--out", str(out)]) == 0, capsys.readouterr().err
