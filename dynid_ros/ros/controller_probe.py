@@ -5,8 +5,11 @@ controller's own parameters (``/<controller>/get_parameters``: ``joints``, ``all
 ``interface_name``), without blocking: :meth:`ControllerProbe.poll` returns the
 :class:`~dynid_ros.execution.controller_check.ControllerSetup` once the answers are in, or what it waits for. A
 service that does not appear within :data:`DISCOVERY_GRACE_S` is not waited for (a controller that is not
-ros2_control's, e.g. sim_node's, tells nothing): what it would tell stays unknown and is not checked. The checks
-themselves are :mod:`dynid_ros.execution.controller_check`.
+ros2_control's, e.g. sim_node's, tells nothing): what it would tell stays unknown and is not checked. A controller the
+manager lists is ros2_control's: its node has the parameter services, and they are waited for up to
+:data:`LISTED_GRACE_S` (discovery on a loaded machine took longer than the grace: a CI run refused a velocity
+controller as one that "does not tell its command interface"). The checks themselves are
+:mod:`dynid_ros.execution.controller_check`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dynid_ros.execution.controller_check import ControllerSetup, ControllerStat
 
 DISCOVERY_GRACE_S = 1.5
 """Seconds a service is waited for before what it would tell is left unknown."""
+LISTED_GRACE_S = 15.0
+"""Seconds the parameters of a controller the manager lists are waited for (its node has the service)."""
 
 REFRESH_S = 0.5
 """A list of controllers older than this [s] is asked again (a controller being activated)."""
@@ -75,7 +80,8 @@ class ControllerProbe:
         """``(setup, None)`` once what can be known is known, else ``(None, what it waits for)``."""
         now = time.monotonic()
         discovering = now - self._created < DISCOVERY_GRACE_S
-        waiting = self._poll_list(now, discovering) or self._poll_parameters(discovering)
+        waiting = self._poll_list(now, discovering) or self._poll_parameters(
+            discovering or (self.listed and now - self._created < LISTED_GRACE_S))
         if waiting is not None:
             return None, waiting
         parameters = self.parameters or {}
@@ -87,6 +93,11 @@ class ControllerProbe:
                                tuple(joints) if isinstance(joints, tuple) else None,
                                partial if isinstance(partial, bool) else None,
                                tuple(interfaces) if interfaces else None), None
+
+    @property
+    def listed(self) -> bool:
+        """Whether the controller manager's last answer lists the controller."""
+        return any(c.name == self.controller for c in self.controllers or ())
 
     def _poll_list(self, now: float, discovering: bool) -> str | None:
         if self._list is None:
