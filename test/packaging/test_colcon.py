@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from support.launch_stack import ROOT, require_launch_stack
+from support.process_group import run_in_group
 from support.ros_helpers import isolate_ros_environment
 
 NOT_SOURCES = (".git", ".ci-venv", ".venv", "build", "install", "log", "*.egg-info", "__pycache__", "dynid_runs",
@@ -68,8 +69,8 @@ def test_colcon_build_then_ros2_launch_from_the_install(workspace, bag, tmp_path
         assert os.access(install / "lib" / "dynid_ros" / exe, os.X_OK), exe
     script = (f"source install/setup.bash && ros2 pkg prefix dynid_ros && "
               f"ros2 launch dynid_ros offline.launch.py robot:=panda bag_path:={bag} output_dir:={tmp_path / 'out'}")
-    run = subprocess.run(["bash", "-c", script], cwd=workspace, env=env, capture_output=True, text=True, timeout=300)
-    output = run.stdout + run.stderr
+    run = run_in_group(["bash", "-c", script], cwd=workspace, env=env, timeout=300, what=script)
+    output = run.stdout
     assert run.returncode == 0, output[-4000:]
     assert run.stdout.splitlines()[0] == str(install)  # ros2 pkg prefix: launch_ros runs lib/dynid_ros from there
     assert ", wrote " in output and (tmp_path / "out" / "identified.urdf").is_file()
