@@ -200,9 +200,10 @@ class TermColumns:
 
 
 def block_sums(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float = 0.0,
-               terms: TermColumns | None = None) -> BlockSums:
-    """The per-block, per-joint sums of processed ``data``, the regressor a block of rows at a time, followed by the
-    columns of ``terms``; the rows slower than ``min_speed`` left out."""
+               terms: TermColumns | None = None, w_b: RowChunks | None = None) -> BlockSums:
+    """The per-block, per-joint sums of processed ``data``, the regressor a block of rows at a time (``w_b``: its
+    chunks when the caller has them, whose cache a later pass then reuses), followed by the columns of ``terms``; the
+    rows slower than ``min_speed`` left out."""
     n_samples, n_dof = data.tau.shape
     rows = np.repeat(time_blocks(n_samples), n_dof)
     if min_speed > 0:
@@ -212,7 +213,8 @@ def block_sums(data: ProcessedData, model: RobotModel, base: BaseParameters, min
     extra = terms.rows(data.q) if terms is not None else np.zeros((n_samples * n_dof, 0))
     empty = NormalEquations.of(np.zeros((0, base.n_base + extra.shape[1])), np.zeros(0))
     out = BlockSums([[empty] * n_dof for _ in range(BLOCKS)], [[empty] * n_dof for _ in range(BLOCKS)])
-    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
+    if w_b is None:
+        w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
     for first, chunk in w_b.chunks():
         span = slice(first, first + chunk.shape[0])
         chunk = np.hstack([chunk, extra[span]])
@@ -265,14 +267,14 @@ def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters
     the terms of the joints it names are scored with the candidate (:func:`scored_terms`)."""
     min_speed = data.options.min_speed if data.options is not None else 0.0
     weights = None
+    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)  # one per candidate
     if gains:
-        data, weights = _with_kept_gains(data, model, base, min_speed)
+        data, weights = _with_kept_gains(data, w_b, min_speed)
     keep = np.abs(data.dq) >= min_speed if min_speed > 0 else np.ones(data.tau.shape, dtype=bool)
     terms = scored_terms(data, keep, position_torque, model.joints, base.n_base)
-    sums = block_sums(data, model, base, min_speed, terms)
+    sums = block_sums(data, model, base, min_speed, terms, w_b)
     if prior_of is None:
         return cross_validated_error(sums, joint_weights=weights)
-    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
     return cross_validated_error(sums, _posterior(data, w_b, sums, terms, prior_of, base, keep), weights)
 
 
@@ -310,8 +312,8 @@ def scored_terms(data: ProcessedData, keep: np.ndarray, setting: str | list[str]
     the spring, 0.75 % with the term; ``test_cutoff_selection.py``). With ``auto`` the identification tests the
     joints its own estimate's residual flags on the whole window; on the leading window neither the least-squares
     nor the posterior residual flagged that spring (share explained by the joint's position 0.39-0.48, the flag's
-    threshold 0.5), and scoring every joint's term instead moved four of the 19 choices of
-    ``benchmarks/default_vs_ols.py`` to a lower cutoff, each 0.01 points worse held out, and improved none."""
+    threshold 0.5). Scoring the term of every joint instead (tried, not kept) moved some choices of
+    ``benchmarks/default_vs_ols.py`` to a lower cutoff, each worse held out, and improved none."""
     if isinstance(setting, str):
         return None
     indices = [list(joints).index(j) for j in setting]
@@ -346,13 +348,11 @@ def _profiling(terms: TermColumns | None, n_base: int, residual: np.ndarray, kee
     return profiled
 
 
-def _with_kept_gains(data: ProcessedData, model: RobotModel, base: BaseParameters, min_speed: float
-                     ) -> tuple[ProcessedData, np.ndarray | None]:
-    """``data`` with its effort times the gains :func:`choose_gains` keeps on it, and each joint's weight ``1 / g^2``
-    back to the effort's units; ``data`` as it is and None where none are kept."""
+def _with_kept_gains(data: ProcessedData, w_b: RowChunks, min_speed: float) -> tuple[ProcessedData, np.ndarray | None]:
+    """``data`` with its effort times the gains :func:`choose_gains` keeps on it (``w_b``: its base regressor), and
+    each joint's weight ``1 / g^2`` back to the effort's units; ``data`` as it is and None where none are kept."""
     n_dof = data.tau.shape[1]
     rows = np.abs(data.dq).reshape(-1) >= min_speed if min_speed > 0 else np.ones(data.tau.size, dtype=bool)
-    w_b = regressor_chunks(model, base.layout, data.q, data.dq, data.ddq, base.independent)
     choice = choose_gains(w_b, data.tau, data.tau_raw, rows, n_dof)
     if choice is None or not choice.kept:
         return data, None
