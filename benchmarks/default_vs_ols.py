@@ -6,13 +6,16 @@ unfiltered torque (Sousa & Cortesão 2014 eq. 84):
 
 - ``default``: the default, ``hyperparameters: evidence`` (the MAP at the hyperparameters the evidence chooses or
   at tolerances 3, 10 or 100 times wider, whichever blocked cross-validation prefers among those with believable
-  links; blocks by the phase of the period where the excitation repeats) with the bandwidth cutoff and
+  links; blocks by the phase of the period where the excitation repeats) with the cutoff ``checked`` (the bandwidth
+  rule's unless ``auto``'s pick predicts better in every time block) and
   ``effort_gains: auto`` (each joint's torque per unit of effort where the data demand one; its held-out error is
   that of the effort it predicts, its torque divided by the gains, against the effort as recorded, as OLS's);
 - ``ols``: least squares on the base regressor of the default's processed samples (no prior, no feasibility);
+- ``bandwidth``: the default with ``cutoff_hz: bandwidth`` (the previous default: the rule, unchecked);
 - ``auto``: the default with ``cutoff_hz: auto`` (the cutoff by time-blocked cross-validation of the posterior mean
   on the leading window);
-- ``stated``: the previous default (``hyperparameters: stated``: the stated tolerances and the residual variance);
+- ``stated``: ``hyperparameters: stated`` (the stated tolerances and the residual variance; a default before the
+  evidence's);
 - ``auto_ls``: ``hyperparameters: stated`` with ``cutoff_hz: auto``, whose cross-validation then scores least
   squares.
 
@@ -71,6 +74,7 @@ from dynid_ros.variants.frames_identification import frame_regressor, frames_dat
 from support.coupled_arm import ARM, COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference  # noqa: E402
 
 VARIANTS = {"default": {},
+            "bandwidth": {"processing": {"cutoff_hz": "bandwidth"}},
             "auto": {"processing": {"cutoff_hz": "auto"}},
             "stated": {"hyperparameters": "stated"},
             "auto_ls": {"hyperparameters": "stated", "processing": {"cutoff_hz": "auto"}}}
@@ -119,7 +123,8 @@ def urdf_set(name: str, model, ident, val) -> dict:
         row[variant] = held_out(model, ident, val, config)
     d = row["default"]
     ratios = list(d["mass_ratios"].values())
-    print(f"{name:30s} default {100 * d['held_out']:.3f} % (OLS {100 * d['ols_held_out']:.3f} %) auto "
+    print(f"{name:30s} default {100 * d['held_out']:.3f} % (OLS {100 * d['ols_held_out']:.3f} %) bandwidth "
+          f"{100 * row['bandwidth']['held_out']:.3f} % auto "
           f"{100 * row['auto']['held_out']:.3f} % stated {100 * row['stated']['held_out']:.3f} % auto_ls "
           f"{100 * row['auto_ls']['held_out']:.3f} %; cutoff "
           f"{d['cutoff_hz']:.3g} Hz; masses {min(ratios):.2f}..{max(ratios):.2f}; scales "
@@ -239,25 +244,30 @@ def gains_cell(gains: dict | str | None) -> str:
 
 def table(rows: list[dict]) -> str:
     """The markdown table of the results."""
-    lines = ["| data set | default | OLS (same processing) | default, cutoff auto | stated (previous default) | "
-             "stated, cutoff auto (LS-scored) | cutoff [Hz] | link masses / URDF | load [kg] | "
+    lines = ["| data set | default | OLS (same processing) | default, cutoff bandwidth (previous default) | "
+             "default, cutoff auto | stated tolerances | "
+             "stated, cutoff auto (LS-scored) | cutoff [Hz] (bandwidth rule's) | link masses / URDF | load [kg] | "
              "chosen scales (mass, com, inertia, joints' geometric mean) | prior width kept (CV: evidence / wider) | "
              "effort gains used |",
-             "|" + "---|" * 12]
+             "|" + "---|" * 13]
     for row in rows:
         d = row["default"]
         cells = [row["set"], f"{100 * d['held_out']:.2f} %", f"{100 * d['ols_held_out']:.2f} %"]
         if "stated" in row:
             ratios = list(d["mass_ratios"].values())
             scales = d["scales"] or {}
-            cells += [f"{100 * row['auto']['held_out']:.2f} %", f"{100 * row['stated']['held_out']:.2f} %",
-                      f"{100 * row['auto_ls']['held_out']:.2f} %", f"{d['cutoff_hz']:.3g}",
+            rule = row.get("bandwidth")
+            cutoff = f"{d['cutoff_hz']:.3g}" + ("" if rule is None or np.isclose(rule["cutoff_hz"], d["cutoff_hz"])
+                                                else f" ({rule['cutoff_hz']:.3g})")
+            cells += ["n/r" if rule is None else f"{100 * rule['held_out']:.2f} %",
+                      f"{100 * row['auto']['held_out']:.2f} %", f"{100 * row['stated']['held_out']:.2f} %",
+                      f"{100 * row['auto_ls']['held_out']:.2f} %", cutoff,
                       f"{min(ratios):.2f}-{max(ratios):.2f}", load_cell(d["load"]),
                       ", ".join(f"{v:.2f}" for v in (scales["mass"], scales["com"], scales["inertia"],
                                                      joint_scale_summary(scales))) if scales else "–",
                       check_cell(d.get("check", "n/r")), gains_cell(d.get("effort_gains", "n/r"))]
         else:
-            cells += ["–", "–", "–", "(config)", "–", "–", "– (no CAD prior)", "–", "–"]
+            cells += ["–", "–", "–", "–", "(config)", "–", "–", "– (no CAD prior)", "–", "–"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

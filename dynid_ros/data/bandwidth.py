@@ -1,5 +1,5 @@
-"""The excitation's bandwidth and the filter cutoff and decimation derived from it and the sample rate: the default
-processing (``processing: cutoff_hz: bandwidth``).
+"""The excitation's bandwidth and the filter cutoff and decimation derived from it and the sample rate
+(``processing: cutoff_hz: bandwidth``; the default ``checked`` starts from it).
 
 **The bandwidth** ``B`` is the frequency below which :data:`BANDWIDTH_ENERGY` of the joint velocities' energy lies
 (mean removed, Hann-tapered: the edges of a window cut through a motion would leak energy as 1/f^2 and double ``B``
@@ -27,8 +27,9 @@ cross-validation picks 16 ``B`` on the real Panda of Gaz et al. 2019 (2.691 %; t
 0.13 points worse, 66 ``B`` 2.8 points) and on a simulated UR10 (1.203 %; the rule 1.206 %), and 64 ``B``, its
 highest candidate, on the other simulated arms (0.6-30 kg, little sensor noise; the rule: 0.76-1.95 %, between the
 cross-validated 0.64-1.54 % and the former fixed 6 Hz's 0.90-2.85 %, better than 6 Hz on every one). Noise,
-which the bandwidth does not see, sets how much higher a cutoff pays: ``cutoff_hz: auto`` measures it at the cost
-of the whole window in memory.
+which the bandwidth does not see, sets how much higher a cutoff pays: ``cutoff_hz: auto`` measures it by
+cross-validation on the leading window, and the default ``checked`` moves to its pick where that predicts better in
+every time block (:mod:`dynid_ros.identification.cutoff_selection`).
 
 **The decimation** keeps :data:`DECIMATION_FACTOR` samples per cutoff period (the decimated Nyquist frequency 4
 times the cutoff, where the forward-backward filter has attenuated by ``4^(2n)``), at least the configured rate

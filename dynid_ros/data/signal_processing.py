@@ -61,14 +61,22 @@ CUTOFF_AUTO = "auto"
 (:mod:`dynid_ros.identification.cutoff_selection`), where the caller can score a cutoff (a :data:`CutoffChooser`:
 the identification, with its model); elsewhere the bandwidth rule's."""
 CUTOFF_BANDWIDTH = "bandwidth"
-"""The ``cutoff_hz`` (the default) derived from the excitation's bandwidth and the sample rate
-(:mod:`dynid_ros.data.bandwidth`)."""
+"""The ``cutoff_hz`` derived from the excitation's bandwidth and the sample rate (:mod:`dynid_ros.data.bandwidth`)."""
+CUTOFF_CHECKED = "checked"
+"""The ``cutoff_hz`` of the bandwidth rule, checked by the identification's time-blocked cross-validation on the
+leading window: the cutoff that cross-validation picks replaces it only where it predicts better in every time block
+(:mod:`dynid_ros.identification.cutoff_selection`); the bandwidth rule's where nothing can score a cutoff. The
+default."""
 
-CutoffChooser = Callable[[np.ndarray, "list[np.ndarray | None]", "ProcessingOptions", float],
-                         "tuple[ProcessingOptions, dict]"]
-"""``choose(t, fields, options, rate) -> (options, record)``: the processing options with a cutoff chosen on the
-leading window's samples (stamps ``t``; position, velocity, effort ``fields``, None where not recorded; sample
-``rate`` [Hz]) and the record of how (``processing.cutoff_choice``)."""
+CUTOFF_RULES = (CUTOFF_AUTO, CUTOFF_BANDWIDTH, CUTOFF_CHECKED)
+"""The values of ``cutoff_hz`` that name how the cutoff is found (else it is a number [Hz])."""
+
+CutoffChooser = Callable[[np.ndarray, "list[np.ndarray | None]", "ProcessingOptions", float,
+                          "DerivedCutoff | None"], "tuple[ProcessingOptions, dict]"]
+"""``choose(t, fields, options, rate, rule) -> (options, record)``: the processing options with a cutoff chosen on
+the leading window's samples (stamps ``t``; position, velocity, effort ``fields``, None where not recorded; sample
+``rate`` [Hz]) and the record of how (``processing.cutoff_choice``); ``rule``: the bandwidth rule's cutoff to check
+(``checked``), None to choose freely (``auto``)."""
 
 
 @dataclass(init=False)
@@ -92,10 +100,11 @@ class ProcessingOptions:
         cutoff_hz: Butterworth cutoff for q and q' [Hz]; ``"auto"`` (:data:`CUTOFF_AUTO`): chosen by
             the identification by time-blocked cross-validation on the data's first ``BANDWIDTH_WINDOW_S`` seconds
             (:mod:`dynid_ros.identification.cutoff_selection`; streamed, the decimation with it), the bandwidth
-            rule's where nothing can score a cutoff; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`, the default): derived
-            from the
-            excitation's bandwidth (measured on the same samples) and the sample rate (:mod:`dynid_ros.data.bandwidth`).
-            Either way the number used is stored (``cutoff_hz``, ``decimate_hz``) with how it was found
+            rule's where nothing can score a cutoff; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`): derived from the
+            excitation's bandwidth (measured on the same samples) and the sample rate (:mod:`dynid_ros.data.bandwidth`);
+            ``"checked"`` (:data:`CUTOFF_CHECKED`, the default): the bandwidth rule's, replaced by the one the
+            cross-validation picks where that predicts better in every time block. Either way the number used is
+            stored (``cutoff_hz``, ``decimate_hz``) with how it was found
             (``cutoff_choice``).
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered), "differentiate" (the derivative of the
@@ -115,7 +124,7 @@ class ProcessingOptions:
     """
 
     rate_hz: float | None = None
-    cutoff_hz: float | str = CUTOFF_BANDWIDTH
+    cutoff_hz: float | str = CUTOFF_CHECKED
     order: int = 4
     velocity_source: str | None = None
     decimate_hz: float | None = 100.0
@@ -152,7 +161,7 @@ class ProcessingOptions:
             value = getattr(self, name)
             if value is None and name not in ("cutoff_hz", "trim_s", "min_speed"):
                 continue
-            if name == "cutoff_hz" and value in (CUTOFF_AUTO, CUTOFF_BANDWIDTH):
+            if name == "cutoff_hz" and value in CUTOFF_RULES:
                 continue
             try:
                 number = float(value)
@@ -328,7 +337,8 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
 
     A cutoff not given as a number is found first, on the samples of the first ``BANDWIDTH_WINDOW_S`` seconds (read
     once; a streamed bag keeps them for the first chunk): ``auto`` by ``chooser`` (the identification's time-blocked
-    cross-validation), or, without one, and for ``bandwidth``, by the bandwidth rule (:func:`with_derived_cutoff`)."""
+    cross-validation), ``checked`` by the bandwidth rule (:func:`with_derived_cutoff`) checked by ``chooser``, or,
+    without a chooser, and for ``bandwidth``, by the bandwidth rule."""
     if t.size < 2 or not np.all(np.diff(t) > 0):
         raise DataError("sample times must be strictly increasing (at least 2 samples)")
     rate = options.rate_hz or 1.0 / float(np.median(np.diff(t)))
@@ -336,10 +346,11 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     options, notes = resolved_velocity_source(options, first_velocity is not None and
                                               bool(np.isfinite(first_velocity).all()))
     choice = None
-    if options.cutoff_hz == CUTOFF_AUTO and chooser is not None:
+    if options.cutoff_hz in (CUTOFF_AUTO, CUTOFF_CHECKED) and chooser is not None:
         stop = leading_samples(t)
-        options, choice = chooser(t[:stop], fetch(0, stop), options, rate)
-    elif options.cutoff_hz in (CUTOFF_AUTO, CUTOFF_BANDWIDTH):
+        rule = with_derived_cutoff(t, fetch, options, rate)[1] if options.cutoff_hz == CUTOFF_CHECKED else None
+        options, choice = chooser(t[:stop], fetch(0, stop), options, rate, rule)
+    elif options.cutoff_hz in CUTOFF_RULES:
         options, derived = with_derived_cutoff(t, fetch, options, rate)
         choice = derived.to_dict()
     parts, report, reasons = [], [], []

@@ -16,6 +16,7 @@ from dynid_ros.data.bag_stream import BagScan, EffortCheck
 from dynid_ros.data.joint_states import JointStateSeries, complete_fields
 from dynid_ros.data.signal_processing import (
     CUTOFF_AUTO,
+    CUTOFF_CHECKED,
     CutoffChooser,
     ProcessedData,
     ProcessingOptions,
@@ -79,6 +80,10 @@ FitTarget = Callable[[ProcessedData, np.ndarray, np.ndarray], tuple[np.ndarray, 
 """``fit_target(data, w_b, kept) -> (tau, kept)``: replaces the torque rows and the row mask of the fit."""
 
 
+CROSS_VALIDATED = (CUTOFF_AUTO, CUTOFF_CHECKED)
+"""The ``cutoff_hz`` rules the identification's time-blocked cross-validation chooses or checks."""
+
+
 def prepare_series(series: JointStateSeries, model: RobotModel, options: IdentificationOptions) -> JointStateSeries:
     """Reorder to the model's joints (each with every field recorded), unwrap the angles of continuous joints
     (before any resampling or filtering), apply the effort scale and the time window."""
@@ -121,7 +126,7 @@ def identify_linear(series: JointStateSeries, options: IdentificationOptions, mo
     if base is not None and tuple(base.layout.symbols) != tuple(layout.symbols):
         raise ConfigError("identify: the given base parameters are of another parameter layout")
     chooser = None
-    if fit_target is None and processing.cutoff_hz == CUTOFF_AUTO:  # chosen on the data: needs the base regressor
+    if fit_target is None and processing.cutoff_hz in CROSS_VALIDATED:  # chosen on the data: needs the regressor
         if base is None:  # (a fit target, |tau| signs, has no torque to cross-validate a cutoff on)
             with timer.stage("base_parameters"):
                 base = compute_base_parameters(model, layout)
@@ -195,10 +200,11 @@ def undetermined_masses_note(options: IdentificationOptions, base: BaseParameter
 
 def cutoff_chooser_for(model: RobotModel, options: IdentificationOptions, processing: ProcessingOptions,
                        base: BaseParameters | None = None) -> CutoffChooser | None:
-    """How ``cutoff_hz: auto`` is chosen on the leading window (:mod:`dynid_ros.identification.cutoff_selection`):
-    scoring the identification's own linear-Gaussian estimate where the evidence chooses its hyperparameters
-    (:func:`_by_evidence`), least squares otherwise; None for a cutoff given otherwise."""
-    if processing.cutoff_hz != CUTOFF_AUTO:
+    """How ``cutoff_hz: auto`` is chosen, and ``checked`` checked, on the leading window
+    (:mod:`dynid_ros.identification.cutoff_selection`): scoring the identification's own linear-Gaussian estimate
+    where the evidence chooses its hyperparameters (:func:`_by_evidence`), least squares otherwise; None for a cutoff
+    given otherwise."""
+    if processing.cutoff_hz not in CROSS_VALIDATED:
         return None
     layout = model.layout_for(options.friction, options.armature)
     base = base or compute_base_parameters(model, layout)
@@ -214,10 +220,20 @@ def cutoff_chooser_for(model: RobotModel, options: IdentificationOptions, proces
                           position_torque=position_torque_setting(options.position_torque, model.joints))
 
 
-def cutoff_line(record: dict, processing: ProcessingOptions) -> str:
-    """The console's line of a cutoff chosen by cross-validation (``record``: ``processing.cutoff_choice``)."""
-    return (f"filter cutoff {record['cutoff_hz']:.3g} Hz chosen by time-blocked cross-validation "
-            f"(motion bandwidth {record['bandwidth_hz']:.3g} Hz; decimation {processing.decimate_hz:.4g} Hz)")
+def cutoff_line(record: dict | None, processing: ProcessingOptions) -> str | None:
+    """The console's line of a cutoff chosen by cross-validation (``record``: ``processing.cutoff_choice``); None
+    for the bandwidth rule's (``bandwidth``, or ``checked`` where the check kept it) and a given one."""
+    rule = (record or {}).get("rule")
+    check = (record or {}).get("bandwidth_rule") or {}
+    if rule == "auto":
+        return (f"filter cutoff {record['cutoff_hz']:.3g} Hz chosen by time-blocked cross-validation "
+                f"(motion bandwidth {record['bandwidth_hz']:.3g} Hz; decimation {processing.decimate_hz:.4g} Hz)")
+    if rule == "checked" and check.get("replaced"):
+        return (f"filter cutoff {record['cutoff_hz']:.3g} Hz: time-blocked cross-validation predicts better with it "
+                f"than with the bandwidth rule's {check['cutoff_hz']:.3g} Hz in every block "
+                f"({100 * check['score']:.3g} % -> {100 * check['pick_score']:.3g} %; decimation "
+                f"{processing.decimate_hz:.4g} Hz)")
+    return None
 
 
 def processed_scan(scan: BagScan, model: RobotModel, options: IdentificationOptions,
@@ -257,8 +273,8 @@ def identify_processed(data: ProcessedData, options: IdentificationOptions, mode
         warnings += gravity_mismatch_warnings(model, data.q, data.tau)
     processing = data.options or processing or ProcessingOptions(**options.processing)  # with a derived cutoff's
     record = choice.to_dict() if choice is not None else data.cutoff_choice
-    if record is not None and record.get("rule") == "auto":
-        warnings.append(cutoff_line(record, processing))
+    if (line := cutoff_line(record, processing)) is not None:
+        warnings.append(line)
     if base is None:
         with timer.stage("base_parameters"):
             base = compute_base_parameters(model, layout)

@@ -58,8 +58,8 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
     result = identify_linear(corrected, dataclasses.replace(inner, processing=chosen), model, timer, base=base)
     if data.cutoff_choice is not None:  # both stages on the samples of the cutoff chosen (or derived) once
         result.processing["cutoff_choice"] = data.cutoff_choice
-        if data.cutoff_choice.get("rule") == "auto":
-            result.warnings.append(cutoff_line(data.cutoff_choice, data.options))
+        if (line := cutoff_line(data.cutoff_choice, data.options)) is not None:
+            result.warnings.append(line)
     with timer.stage("sigmoid"):
         linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
         terms = terms_from_dict(result.position_torque, model.joints)

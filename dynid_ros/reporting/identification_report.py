@@ -200,7 +200,7 @@ def hyperparameters_section(doc: Document, result: IdentificationResult) -> None
     """The prior's scales and the noise the evidence chose, with the evidence along each group's scale
     (:mod:`dynid_ros.estimation.hyperparameters`), and the filter cutoff's cross-validation scores."""
     chosen, choice = result.hyperparameters, (result.processing or {}).get("cutoff_choice") or {}
-    scores = choice.get("scores") if choice.get("rule") == "auto" else None
+    scores = choice.get("scores") if choice.get("rule") in ("auto", "checked") else None
     if chosen is None and not scores:
         return
     doc.heading("Hyperparameters chosen by the data")
@@ -225,8 +225,9 @@ def hyperparameters_section(doc: Document, result: IdentificationResult) -> None
         _wide_prior_table(doc, chosen.get("cross_validation"))
     if scores:
         doc.paragraph(f"Filter cutoff: {choice['description']}; cross-validated relative error per candidate:")
-        doc.table(["cutoff [Hz]", "error [%]"], [[float(c), 100 * float(e)] for c, e in scores.items()],
-                  {i for i, c in enumerate(scores) if np.isclose(float(c), float(choice["cutoff_hz"]), rtol=1e-3)})
+        ordered = sorted((float(c), float(e)) for c, e in scores.items())  # the rule's cutoff among the candidates
+        doc.table(["cutoff [Hz]", "error [%]"], [[c, 100 * e] for c, e in ordered],
+                  {i for i, (c, _) in enumerate(ordered) if np.isclose(c, float(choice["cutoff_hz"]), rtol=1e-3)})
 
 
 def _wide_prior_table(doc: Document, check: dict | None) -> None:

@@ -214,9 +214,9 @@ def test_jitter_is_not_a_gap_and_the_gap_threshold_is_an_option() -> None:
 def test_bandwidth_cutoff_is_derived_from_the_bandwidth_and_the_sample_rate() -> None:
     """``cutoff_hz: bandwidth`` scales with the motion's bandwidth (1.1 Hz sines: about 1.2 Hz, tapered estimate),
     stays below the Nyquist margin of the sample rate, and the decimation follows; the numbers used and how they were
-    found are in the processed data; an explicit cutoff wins; ``auto`` is the same rule where nothing can score a
-    cutoff (no chooser: a caller without a model)."""
-    assert ProcessingOptions().cutoff_hz == "bandwidth"
+    found are in the processed data; an explicit cutoff wins; the default (``checked``) is the same rule where nothing
+    can check it (no chooser: a caller without a model)."""
+    assert ProcessingOptions().cutoff_hz == "checked"
     series = sines(duration=10.0)
     data = process(series, ProcessingOptions(cutoff_hz="bandwidth"))
     assert process(series).cutoff_choice == data.cutoff_choice

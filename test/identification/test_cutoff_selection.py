@@ -49,14 +49,15 @@ def test_motion_bandwidth_holds_the_energy_of_the_velocities():
     assert np.isclose(motion_bandwidth(t, v[:, :1]), 0.2, atol=0.03)
 
 
-def test_bandwidth_is_the_default_and_auto_without_a_model_is_the_bandwidth_rule():
-    assert ProcessingOptions().cutoff_hz == "bandwidth"
-    assert ProcessingOptions(cutoff_hz="auto").cutoff_hz == "auto"
+@pytest.mark.parametrize("rule", ["auto", "checked"])
+def test_checked_is_the_default_and_without_a_model_auto_and_checked_are_the_bandwidth_rule(rule):
+    assert ProcessingOptions().cutoff_hz == "checked"
+    assert ProcessingOptions(cutoff_hz=rule).cutoff_hz == rule
     with pytest.raises(ConfigError, match="processing option cutoff_hz must be a number"):
         ProcessingOptions(cutoff_hz="fast")
     t = np.arange(0.0, 20.0, 0.01)
     series = JointStateSeries(["a"], t, np.sin(t)[:, None], np.cos(t)[:, None], np.sin(t)[:, None])
-    data = process(series, ProcessingOptions(cutoff_hz="auto"))  # nothing to score a cutoff with
+    data = process(series, ProcessingOptions(cutoff_hz=rule))  # nothing to score a cutoff with
     assert data.cutoff_choice["rule"] == "bandwidth"
     assert data.options.cutoff_hz == process(series, ProcessingOptions(cutoff_hz="bandwidth")).options.cutoff_hz
 

@@ -5,6 +5,7 @@ kept at the prior, a payload and a spring the URDF lacks, bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -22,6 +23,7 @@ from dynid_ros.identification.linear_identification import (
     NO_MASS_KG,
     DescriptionCompletion,
     complete_description_masses,
+    cutoff_chooser_for,
     fit_rows,
     identify_linear,
     identify_processed,
@@ -78,7 +80,9 @@ def test_default_identification_fits_to_the_noise_floor_and_finds_the_joint_term
     assert result.n_samples == fit.q.shape[0] and fit.joints == ["j1", "j2", "j3"]
     assert {"process", "base_parameters", "regressor", "identifiability", "estimate", "evaluate"} <= set(
         result.timings_s)
-    assert result.processing["decimate_hz"] == 100.0 and result.processing["segments"][0]["used"]
+    rate = 1.0 / float(np.median(np.diff(rich.series.t)))  # the decimation follows the cutoff, the check's included
+    assert result.processing["decimate_hz"] == pytest.approx(min(max(100.0, 8 * result.processing["cutoff_hz"]), rate))
+    assert result.processing["segments"][0]["used"]
 
 
 def test_ols_is_numpy_least_squares_on_the_processed_rows(rich):
@@ -90,7 +94,7 @@ def test_ols_is_numpy_least_squares_on_the_processed_rows(rich):
     w_b = base.project(regressor(rich.model, rich.layout, data.q, data.dq, data.ddq))
     np.testing.assert_allclose(result.beta, np.linalg.lstsq(w_b, data.tau.reshape(-1), rcond=None)[0],
                                rtol=1e-6, atol=1e-8)
-    assert result.warnings == [] and result.delta_std is None
+    assert [w for w in result.warnings if not w.startswith("filter cutoff")] == [] and result.delta_std is None
 
 
 @pytest.mark.parametrize("method", ["wls", "bpfc"])
@@ -249,11 +253,14 @@ def test_processed_scan_of_a_bag_equals_processing_the_series(rich, tmp_path):
     processing = ProcessingOptions(chunk_s=2.0)
     streamed = processed_scan(scan_joint_states(bag), rich.model, options, processing)
     read = read_joint_states(bag)  # the stamps as the bag holds them (integer nanoseconds)
-    whole = process(prepare_series(read, rich.model, options), ProcessingOptions())
+    chooser = cutoff_chooser_for(rich.model, options, ProcessingOptions())  # the default cutoff is checked on the data
+    whole = process(prepare_series(read, rich.model, options), ProcessingOptions(), chooser=chooser)
+    assert streamed.cutoff_choice == whole.cutoff_choice
     np.testing.assert_array_equal(streamed.t, whole.t)
     for name in ("q", "dq", "ddq", "tau", "tau_raw"):
         np.testing.assert_allclose(getattr(streamed, name), getattr(whole, name), rtol=1e-9, atol=1e-9, err_msg=name)
-    scaled = processed_scan(scan_joint_states(bag), rich.model, options, processing, np.array([1.0, 2.0, 3.0]))
+    chosen = dataclasses.replace(processing, cutoff_hz=whole.options.cutoff_hz, decimate_hz=whole.options.decimate_hz)
+    scaled = processed_scan(scan_joint_states(bag), rich.model, options, chosen, np.array([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(scaled.tau_raw, whole.tau_raw * [1.0, 2.0, 3.0], rtol=1e-12)
     with pytest.raises(DataError, match="only 0 samples between --start 9.0"):
         processed_scan(scan_joint_states(bag), rich.model, IdentificationOptions(start=9.0), processing)

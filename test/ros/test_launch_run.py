@@ -155,9 +155,9 @@ def test_identify_launch_reads_robot_description_topic_topic_mode(launch_env, tr
 
     text = example_robot_urdf(UR5_ERD).read_text()
     ros2 = str(Path(sys.executable).parent / "ros2")
-    publisher = ExecuteProcess(name="robot_description_pub", cmd=[
+    publisher = ExecuteProcess(name="robot_description_pub", cmd=[  # --print 0: not the URDF in the log each time
         ros2, "topic", "pub", "--qos-durability", "transient_local", "--qos-reliability", "reliable",
-        "--rate", "0.2", "/robot_description", "std_msgs/msg/String", json.dumps({"data": text})])
+        "--print", "0", "--rate", "0.2", "/robot_description", "std_msgs/msg/String", json.dumps({"data": text})])
     sim = Node(package="dynid_ros", executable="sim_node", name="sim_node", output="screen",
                parameters=[{"robot_description_topic": "/robot_description", "robot_description_timeout": 30.0,
                             "start_positions": [float(v) for v in UR5_UP.split()]}])
