@@ -67,11 +67,10 @@ from dynid_ros.robot.frames import load_frames_robot  # noqa: E402
 from dynid_ros.robot.model import load_model  # noqa: E402
 from dynid_ros.robot.parameters import ParameterLayout  # noqa: E402
 from dynid_ros.robot.resources import robot_file  # noqa: E402
-from dynid_ros.sim.coupled_drive import simulate_coupled  # noqa: E402
 from dynid_ros.studies.robustness import CASES, case_setup, simulated_run  # noqa: E402
 from dynid_ros.variants.frames_identification import frame_regressor, frames_data, identify_frames  # noqa: E402
 
-from support.coupled_arm import ARM, COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference  # noqa: E402
+from support.coupled_arm import COUPLING, JOINTS, NOMINAL_ARM, coupled_runs, in_joint_coordinates  # noqa: E402
 
 VARIANTS = {"default": {},
             "bandwidth": {"processing": {"cutoff_hz": "bandwidth"}},
@@ -159,19 +158,11 @@ def robustness(robots: list[str], cases: list[str], measure: Measure = urdf_set)
 
 def coupled_wrist(measure: Measure = urdf_set) -> list[dict]:
     """The coupled wrist in motor coordinates with its coupling, and in joint coordinates without it."""
-    from dynid_ros.data.joint_states import JointStateSeries
-
-    ident = simulate_coupled(ARM, COUPLING, TRUTH, *reference(10.0, 0), seed=1)
-    val = simulate_coupled(ARM, COUPLING, TRUTH, *reference(6.0, 5), seed=2)
-
-    def joints(series):
-        return JointStateSeries(list(COUPLING.joints), series.t, COUPLING.joint_positions(series.position),
-                                COUPLING.joint_positions(series.velocity), COUPLING.joint_torques(series.effort))
-
+    ident, val = coupled_runs()
     motors = apply_coupling(load_model(urdf_text=NOMINAL_ARM, joints=JOINTS), COUPLING)
     return [measure("coupled wrist, motors + coupling (sim)", motors, ident, val),
             measure("coupled wrist, joints, no coupling (sim)", load_model(urdf_text=NOMINAL_ARM, joints=JOINTS),
-                     joints(ident), joints(val))]
+                    in_joint_coordinates(ident), in_joint_coordinates(val))]
 
 
 def dvrk() -> list[dict]:

@@ -22,22 +22,14 @@ from dynid_ros.identification.options import identification_options
 from dynid_ros.reporting.validate import evaluate_parameters, processed_window
 from dynid_ros.robot.coupling import apply_coupling
 from dynid_ros.robot.model import load_model
-from dynid_ros.sim.coupled_drive import simulate_coupled
 
-from support.coupled_arm import ARM as TRUE_ARM
-from support.coupled_arm import COUPLING, JOINTS, NOMINAL_ARM, TRUTH, reference
+from support.coupled_arm import COUPLING, JOINTS, NOMINAL_ARM, coupled_runs, in_joint_coordinates
 
 
 @pytest.fixture(scope="module")
 def runs() -> tuple[JointStateSeries, JointStateSeries]:
     """An identification run (10 s) and a validation run (6 s, another motion) of the coupled wrist, motor side."""
-    return (simulate_coupled(TRUE_ARM, COUPLING, TRUTH, *reference(10.0, 0), seed=1),
-            simulate_coupled(TRUE_ARM, COUPLING, TRUTH, *reference(6.0, 5), seed=2))
-
-
-def joint_side(series: JointStateSeries) -> JointStateSeries:
-    return JointStateSeries(list(COUPLING.joints), series.t, COUPLING.joint_positions(series.position),
-                            COUPLING.joint_positions(series.velocity), COUPLING.joint_torques(series.effort))
+    return coupled_runs()
 
 
 def held_out(model, ident: JointStateSeries, val: JointStateSeries, cutoff: str) -> tuple[object, float]:
@@ -55,7 +47,7 @@ def test_checked_moves_the_cutoff_only_where_every_block_predicts_better(runs, s
     nominal = load_model(urdf_text=NOMINAL_ARM, joints=JOINTS)
     model = apply_coupling(nominal, COUPLING) if side.startswith("motors") else nominal
     if side.startswith("joints"):
-        ident, val = joint_side(ident), joint_side(val)
+        ident, val = in_joint_coordinates(ident), in_joint_coordinates(val)
     checked, checked_error = held_out(model, ident, val, "checked")
     rule, rule_error = held_out(model, ident, val, "bandwidth")
     record = checked.processing["cutoff_choice"]

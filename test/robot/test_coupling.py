@@ -23,22 +23,25 @@ from dynid_ros.identification.identify import identify
 from dynid_ros.identification.options import identification_options
 from dynid_ros.robot.coupling import apply_coupling, coupling_from_config
 from dynid_ros.robot.model import load_model, nominal_parameters
-from dynid_ros.sim.coupled_drive import simulate_coupled
 
-from support.coupled_arm import ARM, COUPLING, FRICTION, JOINTS, NOMINAL_ARM, PROCESSING, SECTION, TRUTH, reference
+from support.coupled_arm import (
+    ARM,
+    COUPLING,
+    FRICTION,
+    JOINTS,
+    NOMINAL_ARM,
+    PROCESSING,
+    SECTION,
+    TRUTH,
+    coupled_runs,
+    in_joint_coordinates,
+)
 
 
 @pytest.fixture(scope="module")
 def runs() -> tuple[JointStateSeries, JointStateSeries]:
     """Identification (10 s) and held-out (6 s) runs of the MuJoCo truth, in motor coordinates."""
-    return (simulate_coupled(ARM, COUPLING, TRUTH, *reference(10.0, 0), seed=1),
-            simulate_coupled(ARM, COUPLING, TRUTH, *reference(6.0, 5), seed=2))
-
-
-def in_joint_coordinates(series: JointStateSeries) -> JointStateSeries:
-    """What a driver that reports joint positions and joint torques would record: ``C q_m``, ``C^-T tau_m``."""
-    return JointStateSeries(list(COUPLING.joints), series.t, COUPLING.joint_positions(series.position),
-                            COUPLING.joint_positions(series.velocity), COUPLING.joint_torques(series.effort))
+    return coupled_runs()
 
 
 def held_out(model, layout, delta: np.ndarray, series: JointStateSeries, gains: list[float] | None = None

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.robot.coupling import MotorCoupling
-from dynid_ros.sim.coupled_drive import MotorTruth
+from dynid_ros.sim.coupled_drive import MotorTruth, simulate_coupled
 
 from support.serial_arms import WRIST_LINKS, serial_arm
 
@@ -37,3 +38,15 @@ def reference(duration: float, seed: int) -> tuple[np.ndarray, ...]:
     dq = (c * wl) @ a.T - (s * wl) @ b.T
     ddq = -(s * wl ** 2) @ a.T - (c * wl ** 2) @ b.T
     return (t, *(COUPLING.motor_positions(x) for x in (q, dq, ddq)))
+
+
+def coupled_runs() -> tuple[JointStateSeries, JointStateSeries]:
+    """Identification (10 s) and held-out (6 s, another motion) runs of the MuJoCo truth, in motor coordinates."""
+    return (simulate_coupled(ARM, COUPLING, TRUTH, *reference(10.0, 0), seed=1),
+            simulate_coupled(ARM, COUPLING, TRUTH, *reference(6.0, 5), seed=2))
+
+
+def in_joint_coordinates(series: JointStateSeries) -> JointStateSeries:
+    """What a driver that reports joint positions and joint torques would record: ``C q_m``, ``C^-T tau_m``."""
+    return JointStateSeries(list(COUPLING.joints), series.t, COUPLING.joint_positions(series.position),
+                            COUPLING.joint_positions(series.velocity), COUPLING.joint_torques(series.effort))
