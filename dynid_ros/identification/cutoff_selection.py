@@ -149,7 +149,8 @@ class RuleCheck:
     def to_dict(self) -> dict:
         """``cutoff_choice.bandwidth_rule``."""
         return {"cutoff_hz": self.rule_cutoff_hz, "score": self.rule.relative, "pick_cutoff_hz": self.pick_cutoff_hz,
-                "pick_score": self.pick.relative, "better_blocks": self.better_blocks, "replaced": self.moved}
+                "pick_score": self.pick.relative, "better_blocks": self.better_blocks, "replaced": self.moved,
+                "block_shares": {"rule": self.rule.shares.tolist(), "pick": self.pick.shares.tolist()}}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -54,6 +54,10 @@ def test_checked_moves_the_cutoff_only_where_every_block_predicts_better(runs, s
     check = record["bandwidth_rule"]
     assert record["rule"] == "checked" and check["cutoff_hz"] == pytest.approx(rule.processing["cutoff_hz"])
     assert check["replaced"] == (check["better_blocks"] == BLOCKS and check["pick_score"] < check["score"] * (1 - TIE))
+    shares = check["block_shares"]  # the evidence for the choice: each block's squared error over the energy
+    assert check["better_blocks"] == sum(p < r for p, r in zip(shares["pick"], shares["rule"]))
+    assert np.sqrt(sum(shares["rule"])) == pytest.approx(check["score"])
+    assert np.sqrt(sum(shares["pick"])) == pytest.approx(check["pick_score"])
     if side.startswith("motors"):  # the rule's 15 Hz smooths what the motors' model explains
         assert check["replaced"], check
         assert checked.processing["cutoff_hz"] == pytest.approx(check["pick_cutoff_hz"])
