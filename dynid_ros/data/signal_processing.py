@@ -348,8 +348,10 @@ def process_rows(t: np.ndarray, fetch: Fetch, options: ProcessingOptions, chunk_
     choice = None
     if options.cutoff_hz in (CUTOFF_AUTO, CUTOFF_CHECKED) and chooser is not None:
         stop = leading_samples(t)
-        rule = with_derived_cutoff(t, fetch, options, rate)[1] if options.cutoff_hz == CUTOFF_CHECKED else None
-        options, choice = chooser(t[:stop], fetch(0, stop), options, rate, rule)
+        leading = fetch(0, stop)  # read once: the rule and the chooser see the same samples
+        rule = cutoff_from_leading(t[:stop], leading, options, rate)[1] if options.cutoff_hz == CUTOFF_CHECKED \
+            else None
+        options, choice = chooser(t[:stop], leading, options, rate, rule)
     elif options.cutoff_hz in CUTOFF_RULES:
         options, derived = with_derived_cutoff(t, fetch, options, rate)
         choice = derived.to_dict()
@@ -386,15 +388,22 @@ def with_derived_cutoff(t: np.ndarray, fetch: Fetch, options: ProcessingOptions,
     ``BANDWIDTH_WINDOW_S`` seconds at stamps ``t`` (read with ``fetch`` from the first sample: a streamed bag keeps
     them for the first chunk) and the sample ``rate`` (:mod:`dynid_ros.data.bandwidth`)."""
     stop = leading_samples(t)
-    position, velocity, _ = fetch(0, stop)
+    return cutoff_from_leading(t[:stop], fetch(0, stop), options, rate)
+
+
+def cutoff_from_leading(t: np.ndarray, leading: tuple, options: ProcessingOptions, rate: float
+                        ) -> tuple[ProcessingOptions, DerivedCutoff]:
+    """:func:`with_derived_cutoff` of the leading window's samples already read: stamps ``t`` and ``leading`` =
+    (position, velocity, effort) as ``fetch`` returns them."""
+    position, velocity, _ = leading
     differentiate = options.velocity_source == "differentiate" or velocity is None
     signal = np.asarray(position if differentiate else velocity, dtype=float)
     finite = np.isfinite(signal).all(axis=1)
     if finite.sum() < 2:
         raise DataError(f"no finite {'position' if differentiate else 'velocity'} in the data's first samples to "
                         "derive a filter cutoff from; give processing cutoff_hz")
-    bandwidth = (position_bandwidth(t[:stop][finite], signal[finite], options.order, rate) if differentiate
-                 else leading_bandwidth(t[:stop][finite], signal[finite], rate))
+    bandwidth = (position_bandwidth(t[finite], signal[finite], options.order, rate) if differentiate
+                 else leading_bandwidth(t[finite], signal[finite], rate))
     choice = derived_cutoff(bandwidth, rate, options.order, options.decimate_hz)
     return replace(options, cutoff_hz=choice.cutoff_hz, decimate_hz=choice.decimate_hz), choice
 

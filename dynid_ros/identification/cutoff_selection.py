@@ -5,8 +5,10 @@ leading window of the identification data picks one, at streaming cost.
 A cutoff must pass the motion (and the torque it causes) and stop the noise; where that lies depends on the
 excitation, the robot and its sensors. The bandwidth rule (:mod:`dynid_ros.data.bandwidth`) sees the motion only: it
 picked 4 Hz on a 100 Hz cobot whose data wanted 10-20 Hz. Cross-validation sees the noise too. The candidates are
-multiples of the motion's bandwidth ``f_b`` (the frequency below which :data:`BANDWIDTH_ENERGY` of the joint
-velocities' energy lies, the mean removed): ``f_b * 2^k`` for :data:`MULTIPLES`, below :data:`NYQUIST_SHARE` of the
+multiples of the motion's bandwidth ``f_b``, measured as the bandwidth rule measures it
+(:func:`~dynid_ros.data.bandwidth.leading_bandwidth`: the frequency below which
+:data:`~dynid_ros.data.bandwidth.BANDWIDTH_ENERGY` of the joint velocities' energy lies, the mean removed, on the
+resampling grid): ``f_b * 2^k`` for :data:`MULTIPLES`, below :data:`NYQUIST_SHARE` of the
 sample rate. For each candidate the leading window (the first ``BANDWIDTH_WINDOW_S`` seconds of the identification
 window, the samples the bandwidth is measured on: read once, kept for the first chunk of a streamed bag, so memory
 and time do not grow with the recording) is processed as the identification would process it, split into
@@ -56,13 +58,12 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from dynid_ros.data.bandwidth import (
-    BANDWIDTH_ENERGY,
     BANDWIDTH_WINDOW_S,
     DECIMATION_FACTOR,
     NYQUIST_SHARE,
     DerivedCutoff,
+    leading_bandwidth,
     position_bandwidth,
-    velocity_bandwidth,
 )
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import CutoffChooser, ProcessedData, ProcessingOptions, leading_samples, process
@@ -174,11 +175,6 @@ class BlockErrors:
 
 
 
-def motion_bandwidth(t: np.ndarray, velocity: np.ndarray, energy: float = BANDWIDTH_ENERGY) -> float:
-    """The frequency [Hz] below which ``energy`` of the (mean-removed) joint velocities' energy lies."""
-    return velocity_bandwidth(velocity, 1.0 / float(np.median(np.diff(t))), energy)
-
-
 def with_cutoff(options: ProcessingOptions, cutoff_hz: float, rate_hz: float) -> ProcessingOptions:
     """``options`` with ``cutoff_hz`` and a decimation that keeps ``DECIMATION_FACTOR`` samples per cutoff period."""
     values = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
@@ -228,7 +224,7 @@ def choose_cutoff(series: JointStateSeries, options: ProcessingOptions, model: R
     if series.velocity is None or options.velocity_source == "differentiate":  # the motion seen by the filter
         bandwidth = position_bandwidth(t, series.position, options.order, rate, window_s=np.inf)
     else:
-        bandwidth = motion_bandwidth(t, series.velocity)
+        bandwidth = leading_bandwidth(t, series.velocity, rate)  # the bandwidth rule's measure, on its samples
     candidates = [bandwidth * m for m in MULTIPLES if bandwidth * m < NYQUIST_SHARE * rate]
     candidates = candidates or [NYQUIST_SHARE * rate]  # a motion near half the rate: the bandwidth rule's cap
     if rule_cutoff_hz is not None and not any(np.isclose(c, rule_cutoff_hz) for c in candidates):
@@ -330,12 +326,6 @@ def least_squares_fit(training: list[NormalEquations]) -> np.ndarray:
     return np.linalg.lstsq(total.gram / np.outer(scale, scale), total.projection / scale, rcond=1e-12)[0] / scale
 
 
-def cross_validated_error(sums: BlockSums, fit: Fit = least_squares_fit, joint_weights: np.ndarray | None = None
-                          ) -> float:
-    """Relative error of each block predicted by ``fit`` of the others, from the sums (:func:`block_errors`)."""
-    return block_errors(sums, fit, joint_weights).relative
-
-
 def block_errors(sums: BlockSums, fit: Fit = least_squares_fit, joint_weights: np.ndarray | None = None
                  ) -> BlockErrors:
     """Each block predicted by ``fit`` of the others, from the sums (module docstring): ``||raw_kj - W_kj beta||^2``
@@ -349,12 +339,6 @@ def block_errors(sums: BlockSums, fit: Fit = least_squares_fit, joint_weights: n
         squared[k] = sum(w[j] * c.residual_norm2(beta) for j, c in enumerate(sums.check[k]))
     energy = sum(w[j] * c.b_norm2 for block in sums.check for j, c in enumerate(block))
     return BlockErrors(squared, float(energy))
-
-
-def candidate_score(data: ProcessedData, model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None,
-                    *, gains: bool = False, position_torque: str | list[str] = "off") -> float:
-    """The cross-validated relative error of :func:`candidate_errors`."""
-    return candidate_errors(data, model, base, prior_of, gains=gains, position_torque=position_torque).relative
 
 
 def candidate_errors(data: ProcessedData, model: RobotModel, base: BaseParameters, prior_of: PriorOf | None = None,

@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from dynid_ros.cli.main import main
 from dynid_ros.data.bag_io import read_joint_states, write_joint_states
-from dynid_ros.data.bandwidth import passband_multiple
+from dynid_ros.data.bandwidth import leading_bandwidth, passband_multiple
 from dynid_ros.data.joint_states import JointStateSeries
 from dynid_ros.data.signal_processing import ProcessingOptions, process
 from dynid_ros.dynamics.base_parameters import compute_base_parameters
@@ -27,7 +27,6 @@ from dynid_ros.identification.cutoff_selection import (
     NYQUIST_SHARE,
     TIE,
     choose_cutoff,
-    motion_bandwidth,
     time_blocks,
     with_cutoff,
 )
@@ -40,13 +39,6 @@ from support.paths import REPO
 
 PANDA_URDF = REPO / "urdf" / "panda.urdf"
 SPLIT_S = 0.7 * 20.9991
-
-
-def test_motion_bandwidth_holds_the_energy_of_the_velocities():
-    t = np.arange(0.0, 40.0, 0.01)
-    v = np.column_stack([np.sin(2 * np.pi * 0.2 * t), np.sin(2 * np.pi * 0.5 * t)])
-    assert np.isclose(motion_bandwidth(t, v), 0.5, atol=0.03)
-    assert np.isclose(motion_bandwidth(t, v[:, :1]), 0.2, atol=0.03)
 
 
 @pytest.mark.parametrize("rule", ["auto", "checked"])
@@ -67,7 +59,7 @@ def brute_force_scores(series: JointStateSeries, model, base) -> dict[float, flo
     memory, a least-squares fit of three blocks predicting the fourth (what the sums must reproduce)."""
     t = series.t
     rate = 1.0 / float(np.median(np.diff(t)))
-    bandwidth = motion_bandwidth(t, series.velocity)
+    bandwidth = leading_bandwidth(t, series.velocity, rate)
     scores = {}
     for cutoff in [bandwidth * m for m in MULTIPLES if bandwidth * m < NYQUIST_SHARE * rate]:
         data = process(series, with_cutoff(ProcessingOptions(), cutoff, rate))
