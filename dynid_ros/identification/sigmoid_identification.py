@@ -55,11 +55,11 @@ def identify_with_sigmoid(series: JointStateSeries, options: IdentificationOptio
     velocity = window.velocity if window.velocity is not None else np.gradient(window.position, window.t, axis=0)
     corrected = dataclasses.replace(window, effort=window.effort - sigmoid_torque(velocity, phi))
     chosen = {**options.processing, "cutoff_hz": data.options.cutoff_hz, "decimate_hz": data.options.decimate_hz}
-    result = identify_linear(corrected, dataclasses.replace(inner, processing=chosen), model, timer, base=base)
+    line = None if data.cutoff_choice is None else cutoff_line(data.cutoff_choice, data.options)
+    result = identify_linear(corrected, dataclasses.replace(inner, processing=chosen), model, timer, base=base,
+                             warnings=[] if line is None else [line])  # the data's lines before the estimate's
     if data.cutoff_choice is not None:  # both stages on the samples of the cutoff chosen (or derived) once
         result.processing["cutoff_choice"] = data.cutoff_choice
-        if (line := cutoff_line(data.cutoff_choice, data.options)) is not None:
-            result.warnings.append(line)
     with timer.stage("sigmoid"):
         linear = torques(model, result.layout, result.delta, data.q, data.dq, data.ddq)
         terms = terms_from_dict(result.position_torque, model.joints)

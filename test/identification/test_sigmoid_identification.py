@@ -20,10 +20,11 @@ PHI = np.array([[1.2, 20.0, 0.02], [0.8, 30.0, -0.01], [0.5, 40.0, 0.0]])
 """[span N m, steepness s/rad, shift rad/s] per joint."""
 
 
-@pytest.mark.parametrize("cutoff", ["bandwidth", "auto"])
-def test_known_sigmoid_friction_is_found(tmp_path, cutoff):
+@pytest.mark.parametrize(("cutoff", "method"), [("bandwidth", "ols"), ("auto", "ols"), ("auto", "fbpe")])
+def test_known_sigmoid_friction_is_found(tmp_path, cutoff, method):
     """Both cutoffs: with ``auto`` the cutoff is chosen once, and the sigmoid's stage and the linear one (and so the
-    fit the report shows, and the result's own check) use the same samples."""
+    fit the report shows, and the result's own check) use the same samples, and the console names the chosen cutoff
+    once, before the estimate's lines."""
     run = arm_run(tmp_path, seconds=12.0, rate=500.0, noise=0.01, amplitude=RICH)
     layout = run.model.layout_for((), True)  # rigid body and armature; the friction is the sigmoid alone
     s = run.series
@@ -32,12 +33,14 @@ def test_known_sigmoid_friction_is_found(tmp_path, cutoff):
     tau = torques(run.model, layout, truth, s.position, s.velocity, ddq) + sigmoid_torque(s.velocity, PHI)
     tau += np.random.default_rng(2).normal(0.0, 0.01, tau.shape)
     series = JointStateSeries(list(s.names), s.t, s.position, s.velocity, tau)
-    options = IdentificationOptions(friction=("sigmoid",), method="ols", processing={"cutoff_hz": cutoff})
+    options = IdentificationOptions(friction=("sigmoid",), method=method, processing={"cutoff_hz": cutoff})
     timer = StageTimer()
     result = identify_with_sigmoid(series, options, run.model, timer)
     assert result.layout.friction == ("sigmoid",) and result.options is options
     assert result.friction_sigmoid.shape == (3, 3) and "sigmoid" in timer.timings
     assert result.processing["cutoff_choice"]["rule"] == cutoff
+    lines = [i for i, w in enumerate(result.warnings) if w.startswith("filter cutoff")]
+    assert lines == ([0] if cutoff == "auto" else [])  # once, the data's line before the estimate's (FBPE's prior)
     np.testing.assert_allclose(result.friction_sigmoid[:, 0], PHI[:, 0], rtol=0.05)
     np.testing.assert_allclose(result.friction_sigmoid[:, 2], PHI[:, 2], atol=0.01)
     fit = result.fit
