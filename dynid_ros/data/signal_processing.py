@@ -64,9 +64,9 @@ CUTOFF_BANDWIDTH = "bandwidth"
 """The ``cutoff_hz`` derived from the excitation's bandwidth and the sample rate (:mod:`dynid_ros.data.bandwidth`)."""
 CUTOFF_CHECKED = "checked"
 """The ``cutoff_hz`` of the bandwidth rule, checked by the identification's time-blocked cross-validation on the
-leading window: the cutoff that cross-validation picks replaces it only where it predicts better in every time block
-(:mod:`dynid_ros.identification.cutoff_selection`); the bandwidth rule's where nothing can score a cutoff. The
-default."""
+leading window: the cutoff that cross-validation picks replaces it only where it predicts better overall and
+significantly over the time blocks (a paired t-test, :mod:`dynid_ros.identification.cutoff_selection`); the
+bandwidth rule's where nothing can score a cutoff. The default."""
 
 CUTOFF_RULES = (CUTOFF_AUTO, CUTOFF_BANDWIDTH, CUTOFF_CHECKED)
 """The values of ``cutoff_hz`` that name how the cutoff is found (else it is a number [Hz])."""
@@ -103,9 +103,8 @@ class ProcessingOptions:
             rule's where nothing can score a cutoff; ``"bandwidth"`` (:data:`CUTOFF_BANDWIDTH`): derived from the
             excitation's bandwidth (measured on the same samples) and the sample rate (:mod:`dynid_ros.data.bandwidth`);
             ``"checked"`` (:data:`CUTOFF_CHECKED`, the default): the bandwidth rule's, replaced by the one the
-            cross-validation picks where that predicts better in every time block. Either way the number used is
-            stored (``cutoff_hz``, ``decimate_hz``) with how it was found
-            (``cutoff_choice``).
+            cross-validation picks where that predicts better, significantly over the time blocks. Either way the
+            number used is stored (``cutoff_hz``, ``decimate_hz``) with how it was found (``cutoff_choice``).
         order: Butterworth order (applied forward and backward: the effective order is twice this).
         velocity_source: "measured" (the recorded velocity, filtered), "differentiate" (the derivative of the
             filtered position), or None (the default): measured when the joint states carry a velocity for every

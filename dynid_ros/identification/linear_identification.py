@@ -229,10 +229,12 @@ def cutoff_line(record: dict | None, processing: ProcessingOptions) -> str | Non
         return (f"filter cutoff {record['cutoff_hz']:.3g} Hz chosen by time-blocked cross-validation "
                 f"(motion bandwidth {record['bandwidth_hz']:.3g} Hz; decimation {processing.decimate_hz:.4g} Hz)")
     if rule == "checked" and check.get("replaced"):
+        t = check.get("t_statistic")
         return (f"filter cutoff {record['cutoff_hz']:.3g} Hz: time-blocked cross-validation predicts better with it "
-                f"than with the bandwidth rule's {check['cutoff_hz']:.3g} Hz in every block "
-                f"({100 * check['score']:.3g} % -> {100 * check['pick_score']:.3g} %; decimation "
-                f"{processing.decimate_hz:.4g} Hz)")
+                f"than with the bandwidth rule's {check['cutoff_hz']:.3g} Hz "
+                f"({100 * check['score']:.3g} % -> {100 * check['pick_score']:.3g} %, better in "
+                f"{check['better_blocks']} of {record['blocks']} blocks, t = {'inf' if t is None else f'{t:.3g}'}; "
+                f"decimation {processing.decimate_hz:.4g} Hz)")
     return None
 
 
