@@ -145,17 +145,21 @@ def real_panda(measure: Measure = urdf_set) -> list[dict]:
     return [measure("panda_gaz2019 (real)", model, series.window(None, cut), series.window(cut, None))]
 
 
-def robustness(robots: list[str], cases: list[str], measure: Measure = urdf_set) -> list[dict]:
+def robustness(robots: list[str], cases: list[str], measure: Measure = urdf_set, *, slow: bool = False
+               ) -> list[dict]:
+    """The robustness cases (2 periods), or with ``slow`` their excitations :func:`slowed` and the joint states kept
+    at 100 Hz (:data:`SLOW_STEP`)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for robot in robots:
             for case in cases:
                 setup = case_setup(case, robot, 0, Path(tmp))
                 urdf = setup.urdf or robot_file(robot, "urdf")
-                runs = [simulated_run(urdf, setup.truth, trajectory, seed, 2, False)
+                runs = [simulated_run(urdf, setup.truth, slowed(trajectory) if slow else trajectory, seed, 2, False)
                         for seed, trajectory in ((1, setup.identification_trajectory),
                                                  (2, setup.validation_trajectory))]
-                rows.append(measure(f"{robot} {case} (sim)", load_model(urdf=urdf), *runs))
+                name = f"{robot} {case}, slow 100 Hz (sim)" if slow else f"{robot} {case} (sim)"
+                rows.append(measure(name, load_model(urdf=urdf), *(every(r, SLOW_STEP) if slow else r for r in runs)))
     return rows
 
 
@@ -185,17 +189,7 @@ def every(series: JointStateSeries, step: int) -> JointStateSeries:
 def slow_100hz(robots: list[str], cases: list[str], measure: Measure = urdf_set) -> list[dict]:
     """The robustness cases with a slow excitation (:func:`slowed`, 2 periods: 49 s) recorded at 100 Hz
     (:data:`SLOW_STEP`): a cobot's slow run, where the bandwidth rule's cutoff is a few hertz."""
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for robot in robots:
-            for case in cases:
-                setup = case_setup(case, robot, 0, Path(tmp))
-                urdf = setup.urdf or robot_file(robot, "urdf")
-                runs = [every(simulated_run(urdf, setup.truth, slowed(trajectory), seed, 2, False), SLOW_STEP)
-                        for seed, trajectory in ((1, setup.identification_trajectory),
-                                                 (2, setup.validation_trajectory))]
-                rows.append(measure(f"{robot} {case}, slow 100 Hz (sim)", load_model(urdf=urdf), *runs))
-    return rows
+    return robustness(robots, cases, measure, slow=True)
 
 
 def coupled_wrist(measure: Measure = urdf_set) -> list[dict]:
