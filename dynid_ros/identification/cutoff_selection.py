@@ -45,8 +45,10 @@ than the rule on none, better on 28. The previous check, better in every one of 
 under no difference), also lost nowhere but moved on 8 only (mean 1.155 %): a recording's first block holds the
 approach from rest, whose slow motion suits a low cutoff, and vetoed the slow 100 Hz runs (the cobot's case: the
 rule's 3.8 Hz against 14.3 Hz, 1.63 % against 1.49 % on the UR5e with Stribeck friction, where a plain 10 Hz least
-squares has 1.52 %). Of the levels tried, one-sided 16 % (one standard error) moved into the coupled wrist's loss,
-5 % moved on 13 sets only (mean 1.142 %).
+squares has 1.52 %, measured with a 10 Hz cutoff outside the benchmark). The level (``python
+benchmarks/cutoff_guard.py --levels`` replays the stored sums): t > 1 (one standard error of the mean ratio) followed
+``auto`` into the coupled wrist's loss (t = 1.05); 16 % (t > 1.19) lost nowhere, mean 1.108 %, with less margin to
+that case; 5 % moved on 13 sets only (mean 1.142 %), 2.5 % on 2.
 
 Measured (``benchmarks/cutoff_rule.py``): the choice equals that of cross-validating the whole window on every data
 set shorter than the leading window, in about a tenth of the time (the sums, not a least-squares fit of every
